@@ -1,0 +1,37 @@
+"""Settings: embedded defaults, overridable by ``REPOGYM_*`` environment variables or flags."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+DEFAULT_BASE_IMAGE = "repogym/base:bookworm"
+
+
+class Settings(BaseSettings):
+    """Every knob of a run. ``REPOGYM_OUT=/data repogym run ...`` sets ``out``, etc."""
+
+    model_config = SettingsConfigDict(env_prefix="REPOGYM_", extra="ignore")
+
+    out: Path = Path("repogym-data")
+    provider: str = "docker"
+    base_image: str = DEFAULT_BASE_IMAGE
+    baseline_runs: int = Field(3, ge=1)
+    oracle_runs: int = Field(3, ge=1)
+    max_candidates: int = Field(20, ge=0)
+    seed: int = 0
+    test_timeout: float = Field(600.0, gt=0)  # one whole test run
+    install_timeout: float = Field(1200.0, gt=0)  # one install step
+    memory_mb: int = 2048
+    cpus: float = 1.0
+    pids: int = 256
+
+    @property
+    def cache_dir(self) -> Path:
+        return self.out / ".cache"
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.out / "logs"

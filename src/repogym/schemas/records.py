@@ -1,0 +1,216 @@
+"""Typed records that flow one way through the pipeline.
+
+    RepoSpec -> Checkout -> EnvSpec -> EnvImage -> Baseline -> Candidate -> Verdict -> TaskRow
+
+Everything here is a pydantic model so it validates on the way in and serialises
+to JSON (for caching, evidence and the dataset) on the way out.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from datetime import datetime, timezone
+from enum import Enum
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def short_hash(*parts: str, n: int = 8) -> str:
+    """Hex digest of the parts (order matters), ``n`` characters long."""
+    h = hashlib.sha256()
+    for part in parts:
+        h.update(part.encode())
+        h.update(b"\0")
+    return h.hexdigest()[:n]
+
+
+class Record(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class RepoSpec(Record):
+    """What the user asked for: a git URL or local path, and an optional commit."""
+
+    source: str
+    commit: str | None = None
+    name: str | None = None  # overrides the name derived from the source
+
+
+class Checkout(Record):
+    """A repository cloned on the host at a pinned commit."""
+
+    spec: RepoSpec
+    name: str  # "owner__repo" style, safe for file names and image tags
+    path: Path
+    commit: str  # full sha
+
+
+class EnvSpec(Record):
+    """Everything that goes into a per-repo environment image; its hash is the image tag.
+
+    ``install_steps`` run in the repository directory, in order, with network on.
+    ``test_command`` is informational (the toolchain builds the real command per run).
+    """
+
+    repo: str
+    commit: str
+    base_image: str
+    toolchain: str
+    install_steps: tuple[str, ...]
+    recipe_version: str
+    python: str = "python3"
+
+    def digest(self) -> str:
+        payload = self.model_dump(mode="json", exclude={"repo"})
+        return short_hash(json.dumps(payload, sort_keys=True), self.repo, n=16)
+
+
+class EnvImage(Record):
+    """A built environment: for docker an image tag, for local a directory."""
+
+    spec: EnvSpec
+    provider: str
+    ref: str  # image tag (docker) or env directory (local)
+    repo_dir: str  # where the repository lives inside the sandbox
+    build_seconds: float = 0.0
+    reused: bool = False
+
+
+class Outcome(str, Enum):
+    passed = "passed"
+    failed = "failed"
+    error = "error"
+    skipped = "skipped"
+    xfail = "xfail"
+    xpass = "xpass"
+
+    @property
+    def ok(self) -> bool:
+        """Counts as a pass for grading (an xfail or skip never does)."""
+        return self is Outcome.passed
+
+
+class TestResult(Record):
+    """One test's outcome in one run."""
+
+    __test__ = False
+
+    nodeid: str
+    outcome: Outcome
+    duration: float = 0.0
+    message: str = ""  # short failure text (assertion message), empty on pass
+
+
+class TestRun(Record):
+    """A whole run of the test command in a sandbox, parsed from its structured report."""
+
+    __test__ = False
+
+    results: dict[str, TestResult]
+    exit_code: int
+    duration: float
+    timed_out: bool = False
+    collected: int = 0
+    collection_errors: tuple[str, ...] = ()
+    log_tail: str = ""
+
+    def outcome(self, nodeid: str) -> Outcome | None:
+        r = self.results.get(nodeid)
+        return r.outcome if r else None
+
+    def passing(self) -> set[str]:
+        return {n for n, r in self.results.items() if r.outcome.ok}
+
+    def all_errored(self) -> bool:
+        return bool(self.results) and all(r.outcome is Outcome.error for r in self.results.values())
+
+
+class Baseline(Record):
+    """The suite at the pinned commit, run K times."""
+
+    repo: str
+    commit: str
+    image: str
+    runs: int
+    passing: tuple[str, ...]  # passed in every run
+    flaky: tuple[str, ...]  # outcomes disagreed between runs
+    outcomes: dict[str, Outcome]  # outcome of the first run
+    durations: dict[str, float]  # mean duration per test
+    seconds: float
+
+    def stable_passing(self) -> set[str]:
+        return set(self.passing) - set(self.flaky)
+
+
+class CandidateKind(str, Enum):
+    synthetic = "synthetic"
+    mined = "mined"
+
+
+class Candidate(Record):
+    """A proposed task before the judge has seen it.
+
+    ``bug_patch`` turns ``base_commit`` into the broken state; ``gold_patch`` turns the
+    broken state back into a working one; ``test_patch`` (mined tasks) adds the tests.
+    """
+
+    kind: CandidateKind
+    repo: str
+    base_commit: str
+    bug_patch: str
+    gold_patch: str
+    test_patch: str = ""
+    statement: str = ""
+    generator: str
+    mutator: str = ""
+    files: tuple[str, ...] = ()
+    lines: tuple[int, ...] = ()
+    provenance: dict[str, str] = Field(default_factory=dict)
+
+    @property
+    def instance_id(self) -> str:
+        return make_instance_id(self.repo, self.base_commit, self.kind.value,
+                                self.bug_patch, self.gold_patch, self.test_patch)
+
+
+def make_instance_id(repo: str, commit: str, kind: str, *patches: str) -> str:
+    """``<repo>.<commit8>.<kind>.<hash8(patches)>``: stable across reruns, so reruns dedup."""
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", repo)
+    return f"{safe}.{commit[:8]}.{kind}.{short_hash(*patches)}"
+
+
+class Status(str, Enum):
+    accept = "accept"
+    reject = "reject"
+    review = "review"
+    infra_error = "infra_error"
+
+
+class Verdict(Record):
+    """The judge's decision on one candidate, with the evidence behind it."""
+
+    instance_id: str
+    status: Status
+    reason: str = ""  # machine-readable reason code, e.g. "no_op:no_failing_test"
+    detail: str = ""  # human-readable explanation
+    fail_to_pass: tuple[str, ...] = ()
+    pass_to_pass: tuple[str, ...] = ()
+    evidence: dict[str, str] = Field(default_factory=dict)
+    seconds: float = 0.0
+
+
+class Judged(Record):
+    """A candidate together with its verdict and final statement."""
+
+    candidate: Candidate
+    verdict: Verdict
+    statement: str
+    image: str
+    created_at: datetime = Field(default_factory=utcnow)

@@ -1,0 +1,108 @@
+"""Shared fixtures.
+
+Docker tests are marked ``docker``. Without a reachable Docker engine they are skipped on a
+developer's machine, but under CI (``CI=true``) a missing engine is an error: nothing is
+silently skipped there.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from repogym.config import DEFAULT_BASE_IMAGE
+
+IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+
+
+def _docker_client():
+    try:
+        import docker
+
+        client = docker.from_env()
+        client.ping()
+        return client
+    except Exception as exc:  # noqa: BLE001 - any failure means "no engine"
+        if IN_CI:
+            raise RuntimeError(f"CI needs a Docker engine: {exc}") from exc
+        return None
+
+
+@pytest.fixture(scope="session")
+def docker_client():
+    client = _docker_client()
+    if client is None:
+        pytest.skip("no Docker engine reachable (set CI=true to make this an error)")
+    return client
+
+
+@pytest.fixture(scope="session")
+def base_image(docker_client) -> str:
+    """The repogym base image, built from Debian packages if it is missing (~1 min)."""
+    from repogym.sandboxes.images import ensure_base_image
+
+    name = os.environ.get("REPOGYM_BASE_IMAGE", DEFAULT_BASE_IMAGE)
+    ensure_base_image(name, client=docker_client)
+    return name
+
+
+def git(cwd: Path, *args: str) -> str:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
+    return subprocess.run(["git", *args], cwd=cwd, env=env, check=True,
+                          capture_output=True, text=True).stdout.strip()
+
+
+@pytest.fixture
+def make_git_repo(tmp_path: Path) -> Callable[..., Path]:
+    """Factory: ``make_git_repo({"pkg/a.py": "...", ...}, name="demo")`` -> a committed repo."""
+
+    def make(files: dict[str, str], name: str = "demo") -> Path:
+        root = tmp_path / name
+        root.mkdir(parents=True)
+        for rel, text in files.items():
+            p = root / rel
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_text(text)
+        git(root, "init", "-q", "-b", "main")
+        git(root, "add", "-A")
+        git(root, "commit", "-q", "-m", "initial")
+        return root
+
+    return make
+
+
+TINY_PROJECT: dict[str, str] = {
+    "pyproject.toml": (
+        '[build-system]\nrequires = ["setuptools>=61"]\nbuild-backend = "setuptools.build_meta"\n\n'
+        '[project]\nname = "tinycalc"\nversion = "0.1"\n\n'
+        '[project.optional-dependencies]\ntest = ["pytest"]\n'
+        '[tool.setuptools]\npackages = ["tinycalc"]\n'
+    ),
+    "tinycalc/__init__.py": "",
+    "tinycalc/ops.py": (
+        "def add(a, b):\n    return a + b\n\n\n"
+        "def clamp(x, lo, hi):\n    if x < lo:\n        return lo\n    if x > hi:\n        return hi\n    return x\n\n\n"
+        "def first_n(items, n):\n    return list(items)[:n]\n\n\n"
+        "def is_even(n):\n    return n % 2 == 0\n"
+    ),
+    "tests/test_ops.py": (
+        "from tinycalc.ops import add, clamp, first_n, is_even\n\n\n"
+        "def test_add():\n    assert add(2, 3) == 5\n\n\n"
+        "def test_clamp_low():\n    assert clamp(-5, 0, 10) == 0\n\n\n"
+        "def test_clamp_high():\n    assert clamp(50, 0, 10) == 10\n\n\n"
+        "def test_clamp_mid():\n    assert clamp(5, 0, 10) == 5\n\n\n"
+        "def test_first_n():\n    assert first_n([1, 2, 3, 4], 2) == [1, 2]\n\n\n"
+        "def test_is_even():\n    assert is_even(4) and not is_even(3)\n"
+    ),
+}
+
+
+@pytest.fixture
+def tiny_repo(make_git_repo) -> Path:
+    """A small installable package with a pytest suite, committed in a git repo."""
+    return make_git_repo(TINY_PROJECT, name="tinycalc")
