@@ -119,7 +119,14 @@ class TestRun(Record):
     timed_out: bool = False
     collected: int = 0
     collection_errors: tuple[str, ...] = ()
+    finished: bool = False  # the runner reached its end and said so (with our nonce)
+    problems: tuple[str, ...] = ()  # reasons not to believe the report (exit code mismatch...)
     log_tail: str = ""
+
+    @property
+    def trusted(self) -> bool:
+        """The report is complete and consistent with the process's exit code."""
+        return self.finished and not self.timed_out and not self.problems
 
     def outcome(self, nodeid: str) -> Outcome | None:
         r = self.results.get(nodeid)

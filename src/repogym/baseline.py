@@ -1,0 +1,67 @@
+"""Baseline: the whole suite K times at the pinned commit.
+
+Records the passing set (passed in every run), the flaky set (any disagreement between
+runs, including a test missing from one run), each test's first outcome and mean duration.
+A run the report cannot vouch for (timed out, died, inconsistent) is an infrastructure
+failure, and a repository that collects no test at all is bad input.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+
+from repogym.errors import NoTestsError, TestRunError
+from repogym.sandboxes.base import Sandbox
+from repogym.schemas.records import Baseline, Outcome, TestRun
+from repogym.toolchains.base import Toolchain
+
+
+def record_baseline(sandbox: Sandbox, toolchain: Toolchain, *, repo: str, commit: str,
+                    image: str, runs: int = 3, timeout: float = 600.0) -> Baseline:
+    """Run the suite ``runs`` times from a clean sandbox and fold the runs into a Baseline.
+
+    Raises:
+        NoTestsError: no test was collected.
+        TestRunError: a run timed out or left a report that cannot be believed.
+    """
+    start = time.monotonic()
+    results: list[TestRun] = []
+    for i in range(runs):
+        sandbox.reset()
+        run = toolchain.run_tests(sandbox, timeout=timeout)
+        _check_run(run, repo, i)
+        results.append(run)
+    return fold_runs(results, repo=repo, commit=commit, image=image,
+                     seconds=time.monotonic() - start)
+
+
+def _check_run(run: TestRun, repo: str, index: int) -> None:
+    if run.timed_out:
+        raise TestRunError(f"{repo}: baseline run {index + 1} timed out after {run.duration:.0f}s")
+    if not run.results and run.finished:
+        raise NoTestsError(f"{repo}: pytest collected no tests")
+    if not run.trusted:
+        why = "; ".join(run.problems) or "the test run ended without a complete report"
+        raise TestRunError(f"{repo}: baseline run {index + 1}: {why}\n{run.log_tail[-1500:]}")
+
+
+def fold_runs(runs: list[TestRun], *, repo: str, commit: str, image: str,
+              seconds: float) -> Baseline:
+    """Fold K runs: passing in all -> passing; outcomes that disagree -> flaky."""
+    seen: dict[str, list[Outcome | None]] = defaultdict(list)
+    durations: dict[str, list[float]] = defaultdict(list)
+    ids = set().union(*(r.results for r in runs))
+    for run in runs:
+        for nodeid in ids:
+            res = run.results.get(nodeid)
+            seen[nodeid].append(res.outcome if res else None)
+            if res:
+                durations[nodeid].append(res.duration)
+    flaky = sorted(n for n, outs in seen.items() if len(set(outs)) > 1)
+    passing = sorted(n for n, outs in seen.items() if all(o is Outcome.passed for o in outs))
+    first = {n: (outs[0] or Outcome.error) for n, outs in seen.items()}
+    mean = {n: sum(d) / len(d) for n, d in durations.items() if d}
+    return Baseline(repo=repo, commit=commit, image=image, runs=len(runs),
+                    passing=tuple(passing), flaky=tuple(flaky), outcomes=first,
+                    durations=mean, seconds=round(seconds, 3))

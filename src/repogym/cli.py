@@ -1,0 +1,184 @@
+"""``repogym`` command line (typer + rich).
+
+Errors the user can act on (bad input, a failed install, a broken sandbox) end in one line
+``error: ...`` and a non-zero exit code, never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from repogym.config import Settings
+from repogym.errors import RepogymError
+
+app = typer.Typer(help="Turn repositories into verifiable RL coding tasks.", no_args_is_help=True,
+                  pretty_exceptions_enable=False)
+base_app = typer.Typer(help="The base image sandboxes start from.", no_args_is_help=True)
+app.add_typer(base_app, name="base-image")
+console = Console(stderr=True)
+STAGES = ("clone", "env", "baseline", "generate", "judge", "write")
+
+
+def _settings(out: Optional[Path], **overrides: object) -> Settings:
+    settings = Settings()
+    update = {k: v for k, v in overrides.items() if v is not None}
+    if out is not None:
+        update["out"] = out
+    return settings.model_copy(update=update)
+
+
+def _fail(message: str, code: int = 1) -> typer.Exit:
+    console.print(f"[bold red]error:[/] {message}", highlight=False, markup=True)
+    return typer.Exit(code)
+
+
+@base_app.command("build")
+def base_image_build(
+    name: Optional[str] = typer.Option(None, help="Image name (default: REPOGYM_BASE_IMAGE)."),
+    force: bool = typer.Option(False, help="Rebuild even if the image exists."),
+) -> None:
+    """Build the base image from Debian packages (no-op when it exists)."""
+    from repogym.sandboxes.images import ensure_base_image
+
+    image = name or Settings().base_image
+    try:
+        built = ensure_base_image(image, force=force)
+    except RepogymError as exc:
+        raise _fail(str(exc)) from None
+    console.print(f"{image}: {'built' if built else 'already present'}")
+
+
+@app.command()
+def run(
+    sources: list[str] = typer.Argument(None, help="Git URLs or local repository paths."),
+    sample: list[str] = typer.Option([], help="A PyPI package whose sdist becomes the repo."),
+    commit: Optional[str] = typer.Option(None, help="Commit to pin (default HEAD)."),
+    max_candidates: Optional[int] = typer.Option(None, help="Cap on candidates per repo."),
+    out: Optional[Path] = typer.Option(None, help="Output folder (dataset, logs, cache)."),
+    provider: Optional[str] = typer.Option(None, help="Sandbox provider: docker or local."),
+    seed: Optional[int] = typer.Option(None, help="Seed for candidate generation."),
+    runs: Optional[int] = typer.Option(None, help="Baseline and oracle reruns (K)."),
+) -> None:
+    """Run the whole pipeline on each repository, one Prefect flow run per repository."""
+    settings = _settings(out, max_candidates=max_candidates, provider=provider, seed=seed,
+                         baseline_runs=runs, oracle_runs=runs)
+    specs = _specs(sources or [], sample, commit, settings)
+    if not specs:
+        raise _fail("give at least one SOURCE or --sample NAME", 2)
+    _ensure_base(settings)
+    failures = sum(not _run_one(spec, settings) for spec in specs)
+    if failures:
+        raise typer.Exit(1)
+
+
+def _specs(sources: list[str], samples: list[str], commit: Optional[str], settings: Settings):
+    from repogym.samples import sample_repo
+    from repogym.schemas.records import RepoSpec
+
+    specs = [RepoSpec(source=s, commit=commit) for s in sources]
+    for name in samples:
+        try:
+            path = sample_repo(name, settings.cache_dir / "samples")
+        except RepogymError as exc:
+            raise _fail(str(exc)) from None
+        specs.append(RepoSpec(source=str(path), commit=commit))
+    return specs
+
+
+def _ensure_base(settings: Settings) -> None:
+    if settings.provider != "docker":
+        return
+    from repogym.sandboxes.images import ensure_base_image
+
+    try:
+        if not _image_exists(settings.base_image):
+            console.print(f"building base image {settings.base_image} (about a minute, once)")
+        ensure_base_image(settings.base_image)
+    except RepogymError as exc:
+        raise _fail(str(exc)) from None
+    except Exception as exc:  # docker daemon unreachable and similar
+        raise _fail(f"Docker engine not usable: {exc}") from None
+
+
+def _image_exists(name: str) -> bool:
+    import docker
+
+    try:
+        docker.from_env().images.get(name)
+        return True
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def _run_one(spec, settings: Settings) -> bool:  # type: ignore[no-untyped-def]
+    from repogym.flows.repo_flow import PROGRESS, repo_flow
+
+    with _progress() as bar:
+        tasks = {s: bar.add_task(s, total=1, visible=False) for s in STAGES}
+
+        def report(stage: str, done: int, total: int) -> None:
+            bar.update(tasks[stage], completed=done, total=max(total, 1), visible=True)
+
+        token = PROGRESS.set(report)
+        try:
+            summary = repo_flow(spec, settings)
+        except RepogymError as exc:
+            console.print(f"[bold red]error:[/] {spec.source}: {str(exc).splitlines()[0]}",
+                          highlight=False)
+            return False
+        finally:
+            PROGRESS.reset(token)
+    _print_summary(summary, settings)
+    return True
+
+
+def _progress() -> Progress:
+    return Progress(TextColumn("{task.description:>9}"), BarColumn(),
+                    TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
+                    console=console, transient=False)
+
+
+def _print_summary(summary, settings: Settings) -> None:  # type: ignore[no-untyped-def]
+    table = Table(title=f"{summary.repo} @ {summary.commit[:12]}", show_header=False)
+    table.add_row("image", summary.image)
+    table.add_row("baseline", f"{summary.baseline_passing}/{summary.baseline_tests} passing, "
+                  f"{summary.baseline_flaky} flaky")
+    table.add_row("candidates", f"{summary.candidates} ({summary.skipped_seen} seen before)")
+    table.add_row("accepted", f"{summary.accepted}  (yield {summary.yield_rate:.0%})")
+    for reason, n in summary.rejected.items():
+        table.add_row(f"  {reason}", str(n))
+    table.add_row("time", f"{summary.seconds:.1f}s  " + " ".join(
+        f"{k}={v:.1f}s" for k, v in summary.stage_seconds.items()))
+    table.add_row("dataset", str(settings.out))
+    Console().print(table)
+    runs_dir = settings.out / "runs"
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    (runs_dir / f"{summary.repo}.json").write_text(json.dumps(summary.__dict__, indent=2))
+
+
+@app.command()
+def cleanup(images: bool = typer.Option(False, help="Also remove repogym env images.")) -> None:
+    """Remove every container (and optionally env image) repogym created; nothing else."""
+    from repogym.sandboxes import get_provider
+
+    provider = get_provider("docker", Settings())
+    n = provider.cleanup()
+    msg = f"removed {n} container(s)"
+    if images:
+        from repogym.sandboxes.docker import cleanup_images
+
+        msg += f", {cleanup_images(None)} image(s)"
+    console.print(msg)
+
+
+def main() -> None:  # pragma: no cover - console entry point
+    os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+    app()

@@ -1,0 +1,1 @@
+"""Prefect flows: thin shells over :mod:`repogym.pipeline`."""

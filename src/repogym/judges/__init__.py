@@ -1,0 +1,1 @@
+"""Judges: gate every candidate (no-op, oracle, infra) into a Verdict."""

@@ -1,0 +1,133 @@
+"""Judge v1: no-op and oracle checks, with infrastructure failures kept apart.
+
+For one candidate, in a warm sandbox reset between checks:
+
+1. **no-op** — test patch + bug patch applied, the baseline's stable passing tests run.
+   F2P = those that no longer pass. Empty F2P: ``reject no_op``.
+2. **oracle** — test patch + bug patch + gold patch applied, F2P and P2P
+   (= stable passing minus F2P) run ``oracle_runs`` times; every one must pass each time,
+   else ``reject oracle``.
+
+Anything that says the *infrastructure* failed — the sandbox broke, a run timed out, the
+report is incomplete or inconsistent, every test errored — is ``infra_error``: a statement
+about this attempt, never about the task, so the candidate can be judged again later.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from repogym.errors import InfraError
+from repogym.sandboxes.base import Sandbox
+from repogym.schemas.records import Baseline, Candidate, Status, TestRun, Verdict
+from repogym.toolchains.base import Toolchain
+
+
+@dataclass(frozen=True)
+class JudgeSettings:
+    oracle_runs: int = 3
+    timeout: float = 600.0
+
+
+@dataclass
+class Judgement:
+    """A verdict plus the broken-state run it rests on (the statement writer reads it)."""
+
+    verdict: Verdict
+    broken_run: TestRun | None = None
+
+
+class _Reject(Exception):
+    def __init__(self, status: Status, reason: str, detail: str = "") -> None:
+        super().__init__(reason)
+        self.status, self.reason, self.detail = status, reason, detail
+
+
+@dataclass
+class Judge:
+    sandbox: Sandbox
+    toolchain: Toolchain
+    baseline: Baseline
+    settings: JudgeSettings = field(default_factory=JudgeSettings)
+
+    def judge(self, cand: Candidate) -> Judgement:
+        """Judge one candidate. Never raises for the candidate's or the sandbox's sake."""
+        start = time.monotonic()
+        iid = cand.instance_id
+        broken: TestRun | None = None
+        try:
+            broken = self._run_state(cand, with_gold=False, select=self.baseline.stable_passing())
+            f2p = not_passing(broken, self.baseline.stable_passing())
+            if not f2p:
+                raise _Reject(Status.reject, "no_op", "no baseline-passing test fails with the bug")
+            p2p = sorted(self.baseline.stable_passing() - set(f2p))
+            self._oracle(cand, f2p, p2p)
+        except _Reject as r:
+            return Judgement(Verdict(instance_id=iid, status=r.status, reason=r.reason,
+                                     detail=r.detail, seconds=_since(start)), broken)
+        except InfraError as exc:
+            return Judgement(Verdict(instance_id=iid, status=Status.infra_error,
+                                     reason=getattr(exc, "reason", "infra:sandbox"),
+                                     detail=str(exc)[:2000],
+                                     seconds=_since(start)), broken)
+        evidence = {t: broken.results[t].message for t in f2p if t in broken.results}
+        return Judgement(Verdict(instance_id=iid, status=Status.accept, fail_to_pass=tuple(f2p),
+                                 pass_to_pass=tuple(p2p), evidence=evidence,
+                                 seconds=_since(start)), broken)
+
+    def _run_state(self, cand: Candidate, *, with_gold: bool, select: set[str]) -> TestRun:
+        sb = self.sandbox
+        sb.reset()
+        if not sb.apply_patch(cand.test_patch):
+            raise _Reject(Status.reject, "test_patch_does_not_apply")
+        if not sb.apply_patch(cand.bug_patch):
+            raise _Reject(Status.reject, "bug_patch_does_not_apply")
+        if with_gold and not sb.apply_patch(cand.gold_patch):
+            raise _Reject(Status.reject, "gold_patch_does_not_apply")
+        run = self.toolchain.run_tests(sb, timeout=self.settings.timeout, select=sorted(select))
+        _infra_check(run, "gold" if with_gold else "broken")
+        return run
+
+    def _oracle(self, cand: Candidate, f2p: list[str], p2p: list[str]) -> None:
+        wanted = set(f2p) | set(p2p)
+        for i in range(self.settings.oracle_runs):
+            run = self._run_state(cand, with_gold=True, select=wanted)
+            bad = not_passing(run, wanted)
+            if bad:
+                which = "fail_to_pass" if set(bad) & set(f2p) else "pass_to_pass"
+                raise _Reject(Status.reject, f"oracle:{which}",
+                              f"run {i + 1}: {len(bad)} test(s) fail with the gold patch: "
+                              + ", ".join(bad[:5]))
+
+
+def not_passing(run: TestRun, tests: set[str]) -> list[str]:
+    """The tests that did not pass in ``run`` (missing from the report counts as not passing)."""
+    return sorted(t for t in tests if (o := run.outcome(t)) is None or not o.ok)
+
+
+class RunInfraError(InfraError):
+    """A test run that says nothing trustworthy about the code; ``reason`` is the code."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+def _infra_check(run: TestRun, state: str) -> None:
+    """Raise RunInfraError when the run says nothing trustworthy about the code."""
+    if run.timed_out:
+        raise RunInfraError("infra:timeout", f"{state} run timed out after {run.duration:.0f}s")
+    if not run.finished:
+        raise RunInfraError("infra:incomplete_report", f"{state} run ended without a complete "
+                            f"report (exit {run.exit_code}): {run.log_tail[-300:]}")
+    if run.problems:
+        raise RunInfraError("infra:inconsistent_report",
+                            f"{state} run report is inconsistent: {'; '.join(run.problems)}")
+    if run.all_errored():
+        raise RunInfraError("infra:all_tests_error",
+                            f"{state} run: every test errored: {run.log_tail[-300:]}")
+
+
+def _since(start: float) -> float:
+    return round(time.monotonic() - start, 3)

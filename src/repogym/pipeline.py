@@ -1,0 +1,203 @@
+"""The stages of one repository's run, as plain functions (the Prefect flow is a thin shell).
+
+    clone -> env -> baseline -> generate -> judge -> write
+
+Each function takes typed inputs and returns typed outputs; none knows about Prefect.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Callable, Sequence, TypeVar
+
+from repogym.baseline import record_baseline
+from repogym.config import Settings
+from repogym.datasets.store import DatasetStore
+from repogym.generators.statements import leaks, offline_statement
+from repogym.generators.synthetic import synthetic_candidates
+from repogym.judges.judge import Judge, JudgeSettings
+from repogym.repos import clone
+from repogym.sandboxes import get_provider
+from repogym.sandboxes.base import Limits, SandboxProvider
+from repogym.schemas.records import (Baseline, Candidate, Checkout, EnvImage, EnvSpec, Judged,
+                                     RepoSpec, Status, Verdict)
+from repogym.toolchains import detect_toolchain
+from repogym.toolchains.base import Toolchain
+
+Progress = Callable[[str, int, int], None]
+T = TypeVar("T")
+# How a stage is executed: directly (default), or as a Prefect task (flows/repo_flow.py).
+StageRunner = Callable[[str, Callable[[], T]], T]
+
+
+def direct(stage: str, fn: Callable[[], T]) -> T:
+    return fn()
+
+
+def _quiet(stage: str, done: int, total: int) -> None:
+    return None
+
+
+@dataclass
+class Prepared:
+    checkout: Checkout
+    toolchain: Toolchain
+    env_spec: EnvSpec
+
+
+@dataclass
+class RunSummary:
+    """What one repository's run did; printed by the CLI, kept as JSON beside the dataset."""
+
+    repo: str
+    commit: str = ""
+    image: str = ""
+    candidates: int = 0
+    skipped_seen: int = 0
+    accepted: int = 0
+    rejected: dict[str, int] = field(default_factory=dict)
+    per_mutator: dict[str, dict[str, int]] = field(default_factory=dict)
+    baseline_tests: int = 0
+    baseline_passing: int = 0
+    baseline_flaky: int = 0
+    stage_seconds: dict[str, float] = field(default_factory=dict)
+    seconds: float = 0.0
+    error: str | None = None
+
+    @property
+    def yield_rate(self) -> float:
+        judged = self.candidates - self.skipped_seen
+        return self.accepted / judged if judged else 0.0
+
+
+def provider_for(settings: Settings) -> SandboxProvider:
+    return get_provider(settings.provider, settings)
+
+
+def limits_for(settings: Settings) -> Limits:
+    return Limits(memory_mb=settings.memory_mb, cpus=settings.cpus, pids=settings.pids)
+
+
+def prepare(spec: RepoSpec, settings: Settings) -> Prepared:
+    """Clone and pick the toolchain and its install recipe. Raises InputError subclasses."""
+    checkout = clone(spec, settings.cache_dir)
+    toolchain = detect_toolchain(checkout.path)
+    return Prepared(checkout, toolchain, toolchain.env_spec(checkout, settings.base_image))
+
+
+def build_env(provider: SandboxProvider, prepared: Prepared, settings: Settings) -> EnvImage:
+    log_dir = settings.logs_dir / prepared.checkout.name / prepared.env_spec.digest()
+    log_dir.mkdir(parents=True, exist_ok=True)
+    return provider.build_env(prepared.env_spec, prepared.checkout.path, log_dir)
+
+
+def baseline_in(provider: SandboxProvider, env: EnvImage, prepared: Prepared,
+                settings: Settings) -> Baseline:
+    with provider.open(env, limits_for(settings)) as sandbox:
+        return record_baseline(sandbox, prepared.toolchain, repo=prepared.checkout.name,
+                               commit=prepared.checkout.commit, image=env.ref,
+                               runs=settings.baseline_runs, timeout=settings.test_timeout)
+
+
+def generate(prepared: Prepared, settings: Settings) -> list[Candidate]:
+    return synthetic_candidates(prepared.checkout, prepared.toolchain, seed=settings.seed,
+                                max_candidates=settings.max_candidates)
+
+
+def unseen(candidates: Sequence[Candidate], store: DatasetStore) -> list[Candidate]:
+    """Candidates not judged before (an earlier infra_error does not count as judged)."""
+    done = store.instance_ids("tasks") | store.decided_ids("rejected")
+    return [c for c in candidates if c.instance_id not in done]
+
+
+def judge_all(provider: SandboxProvider, env: EnvImage, prepared: Prepared, baseline: Baseline,
+              candidates: Sequence[Candidate], settings: Settings,
+              progress: Progress = _quiet) -> list[Judged]:
+    """Judge every candidate in one warm sandbox (reset between checks)."""
+    out: list[Judged] = []
+    jset = JudgeSettings(oracle_runs=settings.oracle_runs, timeout=settings.test_timeout)
+    with provider.open(env, limits_for(settings)) as sandbox:
+        judge = Judge(sandbox, prepared.toolchain, baseline, jset)
+        for i, cand in enumerate(candidates):
+            progress("judge", i, len(candidates))
+            out.append(judged_with_statement(cand, judge.judge(cand).verdict, env.ref))
+    progress("judge", len(candidates), len(candidates))
+    return out
+
+
+def judged_with_statement(cand: Candidate, verdict: Verdict, image: str) -> Judged:
+    """Attach the statement; an accepted task whose statement leaks the fix goes to review."""
+    statement = cand.statement
+    if verdict.status is Status.accept and not statement:
+        statement = offline_statement(cand, verdict.fail_to_pass, verdict.evidence)
+    leaked = leaks(statement, cand.gold_patch) if statement else []
+    if verdict.status is Status.accept and leaked:
+        verdict = verdict.model_copy(update={"status": Status.review, "reason": "statement_leak",
+                                             "detail": f"statement quotes the fix: {leaked[0]!r}"})
+    return Judged(candidate=cand, verdict=verdict, statement=statement, image=image)
+
+
+def summarize(summary: RunSummary, judged: Sequence[Judged]) -> RunSummary:
+    reasons = Counter(j.verdict.reason or j.verdict.status.value for j in judged
+                      if j.verdict.status is not Status.accept)
+    summary.accepted = sum(j.verdict.status is Status.accept for j in judged)
+    summary.rejected = dict(sorted(reasons.items()))
+    per: dict[str, dict[str, int]] = {}
+    for j in judged:
+        row = per.setdefault(j.candidate.mutator or j.candidate.generator,
+                             {"candidates": 0, "accepted": 0})
+        row["candidates"] += 1
+        row["accepted"] += j.verdict.status is Status.accept
+    summary.per_mutator = dict(sorted(per.items()))
+    return summary
+
+
+def run_repo(spec: RepoSpec, settings: Settings, progress: Progress = _quiet,
+             provider: SandboxProvider | None = None, runner: StageRunner = direct) -> RunSummary:
+    """All stages for one repository. ``runner`` executes each stage (Prefect in the flow).
+
+    Input and infrastructure errors propagate; the caller decides how to report them.
+    """
+    start = time.monotonic()
+    provider = provider or provider_for(settings)
+    summary = RunSummary(repo=spec.name or spec.source)
+    timer = _Timer(summary, progress, runner)
+    prepared = timer("clone", lambda: prepare(spec, settings))
+    summary.repo, summary.commit = prepared.checkout.name, prepared.checkout.commit
+    env = timer("env", lambda: build_env(provider, prepared, settings))
+    summary.image = env.ref
+    base = timer("baseline", lambda: baseline_in(provider, env, prepared, settings))
+    record_baseline_stats(summary, base)
+    store = DatasetStore(settings.out)
+    cands = timer("generate", lambda: generate(prepared, settings))
+    todo = unseen(cands, store)
+    summary.candidates, summary.skipped_seen = len(cands), len(cands) - len(todo)
+    judged = timer("judge", lambda: judge_all(provider, env, prepared, base, todo, settings, progress))
+    timer("write", lambda: store.write(judged))
+    summarize(summary, judged)
+    summary.seconds = round(time.monotonic() - start, 2)
+    return summary
+
+
+def record_baseline_stats(summary: RunSummary, base: Baseline) -> None:
+    summary.baseline_tests = len(base.outcomes)
+    summary.baseline_passing = len(base.passing)
+    summary.baseline_flaky = len(base.flaky)
+
+
+class _Timer:
+    """Runs a stage through the runner, timing it and reporting progress."""
+
+    def __init__(self, summary: RunSummary, progress: Progress, runner: StageRunner) -> None:
+        self.summary, self.progress, self.runner = summary, progress, runner
+
+    def __call__(self, stage: str, fn: Callable[[], T]) -> T:
+        self.progress(stage, 0, 1)
+        t = time.monotonic()
+        try:
+            return self.runner(stage, fn)
+        finally:
+            self.summary.stage_seconds[stage] = round(time.monotonic() - t, 2)
+            self.progress(stage, 1, 1)

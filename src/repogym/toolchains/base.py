@@ -1,0 +1,68 @@
+"""The Toolchain contract: per-language knowledge, registered by name.
+
+A toolchain knows, for its language, how to recognise a repository (:meth:`detect`), how
+to install it (:meth:`env_spec`), which files are tests (:meth:`is_test_file`), and how to
+run the tests in a sandbox and read back every test's outcome (:meth:`run_tests`).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from pathlib import Path
+from typing import ClassVar, Sequence
+
+from repogym.registry import Registry
+from repogym.sandboxes.base import Sandbox
+from repogym.schemas.records import Checkout, EnvSpec, TestRun
+
+
+class Toolchain(ABC):
+    name: ClassVar[str]
+
+    @abstractmethod
+    def detect(self, repo: Path) -> bool:
+        """True when this toolchain can handle the repository checked out at ``repo``."""
+
+    @abstractmethod
+    def env_spec(self, checkout: Checkout, base_image: str) -> EnvSpec:
+        """The environment recipe: install steps run in the repository directory, in order.
+
+        Raises:
+            NoTestsError: the repository has nothing this toolchain can test.
+        """
+
+    @abstractmethod
+    def is_test_file(self, path: str) -> bool:
+        """True when the repo-relative ``path`` is test code (never mutated, never a fix)."""
+
+    @abstractmethod
+    def run_tests(
+        self, sandbox: Sandbox, *, timeout: float, select: Sequence[str] | None = None
+    ) -> TestRun:
+        """Run the tests (all, or only the node ids in ``select``) and parse every outcome.
+
+        A run that times out or dies early still returns what finished, with
+        ``timed_out`` / ``trusted`` telling the caller how far to believe it.
+
+        Raises:
+            SandboxError: the sandbox broke.
+        """
+
+
+TOOLCHAINS: Registry[type[Toolchain]] = Registry("toolchain")
+
+
+def detect_toolchain(repo: Path) -> Toolchain:
+    """The first registered toolchain that recognises the repository.
+
+    Raises:
+        NoTestsError: no toolchain recognises it.
+    """
+    from repogym.errors import NoTestsError
+
+    for name in TOOLCHAINS:
+        tc = TOOLCHAINS.get(name)()
+        if tc.detect(repo):
+            return tc
+    raise NoTestsError(f"{repo.name}: no supported toolchain recognises this repository "
+                       f"(supported: {', '.join(TOOLCHAINS.names())})")

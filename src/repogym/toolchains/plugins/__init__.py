@@ -1,0 +1,1 @@
+"""Files copied into sandboxes (not imported by repogym itself)."""

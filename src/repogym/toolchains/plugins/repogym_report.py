@@ -1,0 +1,100 @@
+"""pytest plugin loaded by repogym (``-p repogym_report``) to write a structured report.
+
+Its settings come from a JSON file named by ``REPOGYM_PLUGIN_CONFIG``, which it reads and
+deletes at import, before any code under test runs: ``{"report": path, "nonce": str,
+"select": [node ids] | null}``. It streams one JSON object per line to the report (a fresh,
+unguessable path per run), flushing after each, so a run killed half-way still tells
+which tests finished. Events:
+
+    {"event": "start", "nonce": N}
+    {"event": "collect_error", "nodeid": ..., "message": ...}
+    {"event": "collected", "count": N}
+    {"event": "test", "nodeid": ..., "when": "setup|call|teardown", "outcome": ...,
+     "wasxfail": bool, "duration": s, "message": ...}
+    {"event": "finish", "exitstatus": N, "nonce": N}
+
+When ``select`` is a list, only those node ids run (the rest are deselected).
+This file is copied into the sandbox as is; it must import nothing but the stdlib and pytest.
+"""
+
+import json
+import os
+
+_STREAM = None
+
+
+def _load_config():
+    path = os.environ.pop("REPOGYM_PLUGIN_CONFIG", "")
+    if not path:
+        return {}
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    finally:
+        os.unlink(path)
+
+
+_CONFIG = _load_config()
+_NONCE = _CONFIG.get("nonce", "")
+_PATH = _CONFIG.get("report", "")
+_SELECT = _CONFIG.get("select")
+
+
+def _emit(obj):
+    global _STREAM
+    if not _PATH:
+        return
+    if _STREAM is None:
+        _STREAM = open(_PATH, "a", encoding="utf-8")
+    _STREAM.write(json.dumps(obj) + "\n")
+    _STREAM.flush()
+
+
+def _message(report):
+    if not report.failed:
+        return ""
+    text = getattr(report, "longreprtext", "") or ""
+    lines = [line[1:].strip() for line in text.splitlines() if line.startswith("E ")]
+    if not lines:
+        lines = [line.strip() for line in text.splitlines() if line.strip()][-3:]
+    return "\n".join(lines)[:2000]
+
+
+def pytest_sessionstart(session):
+    _emit({"event": "start", "nonce": _NONCE})
+
+
+def pytest_collectreport(report):
+    if report.failed:
+        _emit({"event": "collect_error", "nodeid": report.nodeid,
+               "message": (getattr(report, "longreprtext", "") or "")[-2000:]})
+
+
+def pytest_collection_modifyitems(session, config, items):
+    if _SELECT is not None:
+        wanted = set(_SELECT)
+        keep = [item for item in items if item.nodeid in wanted]
+        drop = [item for item in items if item.nodeid not in wanted]
+        items[:] = keep
+        if drop:
+            config.hook.pytest_deselected(items=drop)
+
+
+def pytest_collection_finish(session):
+    _emit({"event": "collected", "count": len(session.items)})
+
+
+def pytest_runtest_logreport(report):
+    _emit({
+        "event": "test",
+        "nodeid": report.nodeid,
+        "when": report.when,
+        "outcome": report.outcome,
+        "wasxfail": hasattr(report, "wasxfail"),
+        "duration": getattr(report, "duration", 0.0),
+        "message": _message(report),
+    })
+
+
+def pytest_sessionfinish(session, exitstatus):
+    _emit({"event": "finish", "exitstatus": int(exitstatus), "nonce": _NONCE})

@@ -1,0 +1,63 @@
+"""The report plugin inside a real pytest process (no sandbox needed)."""
+
+import json
+import os
+import subprocess
+import sys
+from importlib import resources
+from pathlib import Path
+
+from repogym.schemas.records import Outcome
+from repogym.toolchains.python import parse_report
+
+SUITE = '''
+import pytest
+
+def test_pass(): assert True
+def test_fail(): assert 1 + 1 == 3, "math is broken"
+@pytest.fixture
+def broken(): raise RuntimeError("fixture")
+def test_error(broken): pass
+@pytest.mark.skip(reason="no")
+def test_skip(): pass
+@pytest.mark.xfail
+def test_xfail(): assert False
+@pytest.mark.xfail
+def test_xpass(): assert True
+@pytest.mark.parametrize("n", [1, 2])
+def test_param(n): assert n == 1
+'''
+
+
+def run_plugin(tmp_path: Path, select=None) -> tuple[str, int]:
+    (tmp_path / "test_suite.py").write_text(SUITE)
+    (tmp_path / "test_broken_import.py").write_text("import no_such_module_xyz\n")
+    plugin_dir = resources.files("repogym.toolchains.plugins")
+    report, config = tmp_path / "r.jsonl", tmp_path / "cfg.json"
+    config.write_text(json.dumps({"report": str(report), "nonce": "N", "select": select}))
+    env = {**os.environ, "PYTHONPATH": str(plugin_dir), "REPOGYM_PLUGIN_CONFIG": str(config)}
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "repogym_report", "-q",
+                           "-p", "no:cacheprovider", "--continue-on-collection-errors"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert not config.exists(), "the plugin deletes its config before tests run"
+    return report.read_text(), proc.returncode
+
+
+def test_real_pytest_run_reports_every_outcome(tmp_path):
+    raw, code = run_plugin(tmp_path)
+    run = parse_report(raw, nonce="N", exit_code=code, duration=1)
+    got = {n.split("::")[-1]: r.outcome for n, r in run.results.items()}
+    assert got == {"test_pass": Outcome.passed, "test_fail": Outcome.failed,
+                   "test_error": Outcome.error, "test_skip": Outcome.skipped,
+                   "test_xfail": Outcome.xfail, "test_xpass": Outcome.xpass,
+                   "test_param[1]": Outcome.passed, "test_param[2]": Outcome.failed,
+                   "test_broken_import.py": Outcome.error}
+    assert "math is broken" in run.results["test_suite.py::test_fail"].message
+    assert run.trusted, run.problems
+
+
+def test_selection_runs_only_named_tests(tmp_path):
+    raw, code = run_plugin(tmp_path, select=["test_suite.py::test_pass", "test_suite.py::test_fail"])
+    run = parse_report(raw, nonce="N", exit_code=code, duration=1)
+    assert set(run.results) - {"test_broken_import.py"} == {
+        "test_suite.py::test_pass", "test_suite.py::test_fail"}

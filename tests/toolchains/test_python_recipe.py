@@ -1,0 +1,77 @@
+"""Install recipe detection from a repository's files."""
+
+from pathlib import Path
+
+import pytest
+
+from repogym.errors import NoTestsError
+from repogym.schemas.records import Checkout, RepoSpec
+from repogym.toolchains.python import PythonToolchain, declared_extras, needed_plugins
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return root
+
+
+def checkout(root: Path) -> Checkout:
+    return Checkout(spec=RepoSpec(source=str(root)), name="x", path=root, commit="a" * 40)
+
+
+def test_pyproject_extras_are_installed_editable(tmp_path):
+    write(tmp_path, {"pyproject.toml": '[project]\nname="x"\n[project.optional-dependencies]\n'
+                     'tests=["pytest"]\ndocs=["sphinx"]\n', "tests/test_a.py": "import hypothesis\n"})
+    steps = PythonToolchain().install_steps(tmp_path)
+    assert any("-e '.[tests]'" in s for s in steps)
+    assert "hypothesis=hypothesis" in steps[-1]
+    assert not any("docs" in s for s in steps)
+
+
+def test_setup_cfg_and_setup_py_extras(tmp_path):
+    write(tmp_path, {"setup.cfg": "[options.extras_require]\ntesting = pytest\n",
+                     "setup.py": "setup(extras_require={'test': ['mock']})\n"})
+    assert {"testing", "test"} <= declared_extras(tmp_path)
+
+
+def test_requirements_only_repo(tmp_path):
+    write(tmp_path, {"requirements.txt": "six\n", "requirements-dev.txt": "pytest\n",
+                     "test_x.py": "def test(): pass\n"})
+    steps = PythonToolchain().install_steps(tmp_path)
+    assert "python -m pip install -q -r requirements.txt" in steps
+    assert "python -m pip install -q -r requirements-dev.txt" in steps
+
+
+def test_local_modules_are_not_pip_installed(tmp_path):
+    write(tmp_path, {"setup.py": "", "mypkg/__init__.py": "", "tests/helpers.py": "",
+                     "tests/test_a.py": "import mypkg\nimport helpers\nimport os\n"})
+    assert PythonToolchain().install_steps(tmp_path)[-1] == "python -m pip install -q pytest"
+
+
+def test_config_plugins_are_spotted():
+    assert needed_plugins("[tool:pytest]\naddopts = --cov=x -n auto\ntimeout = 5\n") == [
+        "pytest-cov", "pytest-xdist", "pytest-timeout"]
+
+
+def test_repo_without_tests_is_bad_input(tmp_path):
+    write(tmp_path, {"setup.py": "", "pkg/__init__.py": ""})
+    with pytest.raises(NoTestsError, match="no test files"):
+        PythonToolchain().env_spec(checkout(tmp_path), "base")
+
+
+@pytest.mark.parametrize("path,is_test", [
+    ("tests/test_a.py", True), ("pkg/test_a.py", True), ("pkg/a_test.py", True),
+    ("conftest.py", True), ("testing/util.py", True), ("pkg/core.py", False),
+    ("pkg/attest.py", False),
+])
+def test_is_test_file(path, is_test):
+    assert PythonToolchain().is_test_file(path) is is_test
+
+
+def test_env_spec_digest_changes_with_recipe(tmp_path):
+    write(tmp_path, {"setup.py": "", "tests/test_a.py": ""})
+    a = PythonToolchain().env_spec(checkout(tmp_path), "base")
+    b = a.model_copy(update={"install_steps": a.install_steps + ("echo",)})
+    assert a.digest() == PythonToolchain().env_spec(checkout(tmp_path), "base").digest()
+    assert a.digest() != b.digest()
