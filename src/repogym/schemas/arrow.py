@@ -1,0 +1,226 @@
+"""The on-disk format of the dataset: explicit Arrow schemas and the row they hold.
+
+Both tables of the dataset (``tasks``: accepted tasks; ``rejected``: every other verdict,
+with ``status`` and ``reason`` saying why) share one schema, :data:`TASK_SCHEMA`.
+Every column is non-null; "nothing" is an empty string, an empty list or ``{}``.
+Column names follow SWE-bench where one exists (``patch``, ``test_patch``,
+``problem_statement``, ``FAIL_TO_PASS``, ``PASS_TO_PASS``).
+
+==================  ===========================  ===============================================
+column              Arrow type                   meaning
+==================  ===========================  ===============================================
+instance_id         string                       stable id ``<repo>.<commit8>.<kind>.<hash8>``
+                                                 (:func:`~repogym.schemas.records.make_instance_id`
+                                                 over the three patches); unique within a table
+repo                string                       repository name (``owner__repo``); also the
+                                                 partition key, kept inside every file because
+                                                 HF ``datasets`` drops hive partition columns
+base_commit         string                       full sha the task starts from
+image               string                       environment image tag (or env dir) to run in
+bug_patch           string                       unified diff: ``base_commit`` -> broken state
+patch               string                       the gold fix: broken state -> working state
+test_patch          string                       diff adding the tests (mined tasks; else "")
+problem_statement   string                       the statement shown to the solver
+FAIL_TO_PASS        list<string>                 test ids that fail broken and pass fixed
+PASS_TO_PASS        list<string>                 test ids that pass in both states
+kind                string                       ``synthetic`` or ``mined`` (CandidateKind)
+generator           string                       registered name of the generator
+mutator             string                       registered name of the mutator ("" if none)
+files               list<string>                 files the bug touches
+lines               list<int32>                  lines the bug touches (aligned with the mutator)
+provenance          string (JSON object)         where the candidate came from (str -> str)
+status              string                       ``accept``, ``reject``, ``review`` or
+                                                 ``infra_error`` (Status)
+reason              string                       machine-readable reason code
+                                                 (e.g. ``no_op:no_failing_test``); "" on accept
+detail              string                       human-readable explanation of the verdict
+evidence            string (JSON object)         the judge's evidence (str -> str), keys sorted
+judge_seconds       float64                      wall time the judge spent on the candidate
+created_at          timestamp[us, tz=UTC]        when the verdict was made
+schema_version      int16                        :data:`SCHEMA_VERSION` the row was written with
+pipeline_version    string                       ``repogym.__version__`` of the writer ("0" if
+                                                 unknown)
+==================  ===========================  ===============================================
+
+The schema version is also stored in the Arrow schema metadata under
+:data:`SCHEMA_VERSION_KEY` (``b"repogym.schema_version"``), so a reader can refuse a file
+before reading any row. Bump :data:`SCHEMA_VERSION` on any change of columns or meaning.
+
+Conversion goes one way through :class:`TaskRow`, which validates:
+``Judged -> TaskRow.from_judged -> TaskRow.to_arrow_row -> dict`` (:func:`row_from_judged`)
+and back with :meth:`TaskRow.from_arrow_row`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from datetime import datetime, timezone
+from typing import Any, Mapping
+
+import pyarrow as pa
+from pydantic import Field, field_validator
+
+from repogym.schemas.records import CandidateKind, Judged, Record, Status
+
+SCHEMA_VERSION = 1
+SCHEMA_VERSION_KEY = b"repogym.schema_version"
+
+JSON_COLUMNS: tuple[str, ...] = ("provenance", "evidence")
+
+
+def _field(name: str, type_: pa.DataType) -> pa.Field[Any]:
+    return pa.field(name, type_, nullable=False)
+
+
+_STR = pa.string()
+_STR_LIST = pa.list_(pa.string())
+
+TASK_SCHEMA: pa.Schema = pa.schema(
+    [
+        _field("instance_id", _STR),
+        _field("repo", _STR),
+        _field("base_commit", _STR),
+        _field("image", _STR),
+        _field("bug_patch", _STR),
+        _field("patch", _STR),
+        _field("test_patch", _STR),
+        _field("problem_statement", _STR),
+        _field("FAIL_TO_PASS", _STR_LIST),
+        _field("PASS_TO_PASS", _STR_LIST),
+        _field("kind", _STR),
+        _field("generator", _STR),
+        _field("mutator", _STR),
+        _field("files", _STR_LIST),
+        _field("lines", pa.list_(pa.int32())),
+        _field("provenance", _STR),
+        _field("status", _STR),
+        _field("reason", _STR),
+        _field("detail", _STR),
+        _field("evidence", _STR),
+        _field("judge_seconds", pa.float64()),
+        _field("created_at", pa.timestamp("us", tz="UTC")),
+        _field("schema_version", pa.int16()),
+        _field("pipeline_version", _STR),
+    ],
+    metadata={SCHEMA_VERSION_KEY: str(SCHEMA_VERSION).encode()},
+)
+"""Schema of the ``tasks`` table (accepted tasks)."""
+
+REJECTED_SCHEMA: pa.Schema = TASK_SCHEMA
+"""Schema of the ``rejected`` table: the same columns; ``status``/``reason`` say why."""
+
+
+def pipeline_version() -> str:
+    """``repogym.__version__`` if the package defines one, else ``"0"``.
+
+    Looked up at call time, so importing this module never depends on import order.
+    """
+    return str(getattr(importlib.import_module("repogym"), "__version__", "0"))
+
+
+def schema_version_of(schema: pa.Schema) -> int | None:
+    """The schema version recorded in ``schema``'s metadata, or None if there is none.
+
+    Raises:
+        ValueError: the metadata holds a value that is not an integer.
+    """
+    raw = (schema.metadata or {}).get(SCHEMA_VERSION_KEY)
+    return None if raw is None else int(raw.decode())
+
+
+class TaskRow(Record):
+    """One row of the dataset, typed; field names are the column names of :data:`TASK_SCHEMA`."""
+
+    instance_id: str = Field(min_length=1)
+    repo: str = Field(min_length=1)
+    base_commit: str
+    image: str
+    bug_patch: str
+    patch: str
+    test_patch: str
+    problem_statement: str
+    FAIL_TO_PASS: tuple[str, ...]
+    PASS_TO_PASS: tuple[str, ...]
+    kind: CandidateKind
+    generator: str
+    mutator: str
+    files: tuple[str, ...]
+    lines: tuple[int, ...]
+    provenance: dict[str, str]
+    status: Status
+    reason: str
+    detail: str
+    evidence: dict[str, str]
+    judge_seconds: float
+    created_at: datetime
+    schema_version: int
+    pipeline_version: str
+
+    @field_validator("created_at")
+    @classmethod
+    def _utc(cls, value: datetime) -> datetime:
+        """Naive datetimes are taken as UTC; aware ones are converted to UTC."""
+        if value.tzinfo is None:
+            return value.replace(tzinfo=timezone.utc)
+        return value.astimezone(timezone.utc)
+
+    @classmethod
+    def from_judged(cls, judged: Judged) -> TaskRow:
+        """The row for a judged candidate, stamped with the current schema and pipeline versions.
+
+        Raises:
+            ValueError: the verdict's ``instance_id`` is not the candidate's (they belong to
+                different candidates).
+        """
+        c, v = judged.candidate, judged.verdict
+        if v.instance_id != c.instance_id:
+            raise ValueError(f"verdict {v.instance_id!r} does not belong to "
+                             f"candidate {c.instance_id!r}")
+        return cls(
+            instance_id=c.instance_id, repo=c.repo, base_commit=c.base_commit,
+            image=judged.image, bug_patch=c.bug_patch, patch=c.gold_patch,
+            test_patch=c.test_patch, problem_statement=judged.statement,
+            FAIL_TO_PASS=v.fail_to_pass, PASS_TO_PASS=v.pass_to_pass, kind=c.kind,
+            generator=c.generator, mutator=c.mutator, files=c.files, lines=c.lines,
+            provenance=c.provenance, status=v.status, reason=v.reason, detail=v.detail,
+            evidence=v.evidence, judge_seconds=v.seconds, created_at=judged.created_at,
+            schema_version=SCHEMA_VERSION, pipeline_version=pipeline_version(),
+        )
+
+    def to_arrow_row(self) -> dict[str, Any]:
+        """A dict of plain Python values, keyed and ordered like :data:`TASK_SCHEMA`."""
+        row = self.model_dump(mode="python")
+        for name in JSON_COLUMNS:
+            row[name] = json.dumps(row[name], sort_keys=True, ensure_ascii=False)
+        row["kind"], row["status"] = self.kind.value, self.status.value
+        for name in ("FAIL_TO_PASS", "PASS_TO_PASS", "files", "lines"):
+            row[name] = list(row[name])
+        return {name: row[name] for name in TASK_SCHEMA.names}
+
+    @classmethod
+    def from_arrow_row(cls, row: Mapping[str, Any]) -> TaskRow:
+        """Parse one row as read from Parquet (e.g. an item of ``Table.to_pylist()``).
+
+        Columns not in :data:`TASK_SCHEMA` are ignored.
+
+        Raises:
+            pydantic.ValidationError: a column is missing or holds a bad value.
+            ValueError: a JSON column does not hold valid JSON.
+        """
+        data = {name: row[name] for name in TASK_SCHEMA.names if name in row}
+        for name in JSON_COLUMNS:
+            if isinstance(data.get(name), str):
+                data[name] = json.loads(data[name])
+        return cls.model_validate(data)
+
+
+def row_from_judged(judged: Judged) -> dict[str, Any]:
+    """The Arrow row (plain Python values, :data:`TASK_SCHEMA` order) for a judged candidate."""
+    return TaskRow.from_judged(judged).to_arrow_row()
+
+
+def table_from_rows(rows: list[dict[str, Any]]) -> pa.Table:
+    """A table of :data:`TASK_SCHEMA` (with its version metadata) from rows of
+    :func:`row_from_judged` / :meth:`TaskRow.to_arrow_row`."""
+    return pa.Table.from_pylist(rows, schema=TASK_SCHEMA)

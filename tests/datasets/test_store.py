@@ -1,0 +1,294 @@
+"""DatasetStore: Parquet on disk, atomic, idempotent, versioned, safe under concurrent writers."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.dataset as pads
+import pyarrow.parquet as pq
+import pytest
+
+from repogym.datasets import DatasetStore, WriteResult, partition_dirname, read_part
+from repogym.errors import DatasetError
+from repogym.schemas import SCHEMA_VERSION_KEY, TASK_SCHEMA, Status, TaskRow
+from tests.datasets.test_schema import make_judged
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> DatasetStore:
+    return DatasetStore(tmp_path / "data")
+
+
+def parquet_files(root: Path) -> list[Path]:
+    return sorted(root.rglob("*.parquet"))
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    """Every file under root (lock file aside) with its content."""
+    return {str(p.relative_to(root)): p.read_bytes()
+            for p in root.rglob("*") if p.is_file() and p.name != ".lock"}
+
+
+# -- round trip and routing -------------------------------------------------------------
+
+def test_round_trip_keeps_every_column(store: DatasetStore) -> None:
+    batch = [make_judged(i) for i in range(3)]
+    store.write(batch)
+    back = {r.instance_id: r for r in store.rows()}
+    for j in batch:
+        expected = TaskRow.from_judged(j)
+        got = back[expected.instance_id]
+        for column in TASK_SCHEMA.names:
+            assert getattr(got, column) == getattr(expected, column), column
+        assert got == expected
+
+
+def test_read_uses_the_explicit_schema(store: DatasetStore) -> None:
+    store.write([make_judged(0)])
+    assert store.read().schema.equals(TASK_SCHEMA, check_metadata=True)
+
+
+def test_empty_store_reads_as_empty_tables(store: DatasetStore) -> None:
+    for table in ("tasks", "rejected"):
+        data = store.read(table)
+        assert data.num_rows == 0 and data.schema.equals(TASK_SCHEMA)
+        assert store.instance_ids(table) == set() and store.rows(table) == []
+    assert store.manifest() is None
+
+
+def test_unknown_table_name_is_refused(store: DatasetStore) -> None:
+    with pytest.raises(ValueError, match="valid tables: tasks, rejected"):
+        store.read("accepted")  # type: ignore[arg-type]
+
+
+def test_accepted_and_rejected_are_routed_apart(store: DatasetStore) -> None:
+    batch = [make_judged(i, status=s) for i, s in enumerate(Status)]
+    result = store.write(batch)
+    assert result == WriteResult(added=4, skipped_duplicates=0)
+    by_status = {j.verdict.status: j.candidate.instance_id for j in batch}
+    assert store.instance_ids("tasks") == {by_status[Status.accept]}
+    assert store.instance_ids("rejected") == {by_status[s] for s in Status
+                                              if s is not Status.accept}
+    assert {r.reason for r in store.rows("rejected")} == {"no_op:no_failing_test"}
+
+
+# -- idempotence ------------------------------------------------------------------------
+
+def test_rerun_adds_nothing(store: DatasetStore) -> None:
+    batch = [make_judged(i, status=Status.accept if i % 2 else Status.reject) for i in range(6)]
+    assert store.write(batch) == WriteResult(added=6, skipped_duplicates=0)
+    files = parquet_files(store.root)
+    assert store.write(batch) == WriteResult(added=0, skipped_duplicates=6)
+    assert parquet_files(store.root) == files
+    assert store.read("tasks").num_rows + store.read("rejected").num_rows == 6
+
+
+def test_partly_new_batch_adds_only_new_rows(store: DatasetStore) -> None:
+    store.write([make_judged(i) for i in range(3)])
+    result = store.write([make_judged(i) for i in range(5)])
+    assert result == WriteResult(added=2, skipped_duplicates=3)
+    assert len(store.instance_ids()) == 5
+
+
+def test_duplicates_within_one_batch_are_skipped(store: DatasetStore) -> None:
+    assert store.write([make_judged(1), make_judged(1)]) == WriteResult(added=1,
+                                                                        skipped_duplicates=1)
+
+
+def test_rejected_earlier_may_be_accepted_now(store: DatasetStore) -> None:
+    store.write([make_judged(1, status=Status.reject)])
+    assert store.write([make_judged(1, status=Status.accept)]).added == 1
+    assert store.instance_ids("tasks") == store.instance_ids("rejected")
+
+
+# -- layout -----------------------------------------------------------------------------
+
+def test_partition_dirs_and_repo_column_inside_files(store: DatasetStore) -> None:
+    store.write([make_judged(1, repo="acme__calc"), make_judged(2, repo="org/other"),
+                 make_judged(3, repo="acme__calc", status=Status.reject)])
+    tasks = store.root / "tasks"
+    assert sorted(p.name for p in tasks.iterdir()) == ["repo=acme__calc", "repo=org%2Fother"]
+    assert (store.root / "rejected" / "repo=acme__calc").is_dir()
+    for path in parquet_files(store.root):
+        assert path.name.startswith("part-")
+        single = pq.read_table(path)  # one file on its own, no partition discovery
+        assert "repo" in single.column_names
+        assert set(single.column("repo").to_pylist()) <= {"acme__calc", "org/other"}
+        assert single.schema.metadata[SCHEMA_VERSION_KEY] == b"1"
+
+
+def test_read_one_repo(store: DatasetStore) -> None:
+    store.write([make_judged(1, repo="a"), make_judged(2, repo="b"), make_judged(3, repo="b")])
+    assert store.read(repo="b").column("repo").to_pylist() == ["b", "b"]
+    assert store.read(repo="nope").num_rows == 0
+    assert [r.repo for r in store.rows(repo="a")] == ["a"]
+
+
+def test_loads_with_pyarrow_dataset(store: DatasetStore) -> None:
+    store.write([make_judged(i, repo=r) for i, r in enumerate(["a", "b", "org/c"])])
+    data = pads.dataset(store.root / "tasks", format="parquet", partitioning="hive").to_table()
+    assert sorted(map(str, data.column("repo").to_pylist())) == ["a", "b", "org/c"]
+    assert set(TASK_SCHEMA.names) <= set(data.column_names)
+    explicit = pads.dataset(store.root / "tasks", format="parquet", schema=TASK_SCHEMA)
+    assert explicit.to_table().num_rows == 3
+
+
+def test_loads_with_pandas(store: DatasetStore) -> None:
+    pd = pytest.importorskip("pandas")
+    store.write([make_judged(i) for i in range(2)])
+    frame = pd.read_parquet(store.root / "tasks")
+    assert len(frame) == 2 and "FAIL_TO_PASS" in frame.columns
+
+
+# -- atomicity --------------------------------------------------------------------------
+
+def test_crash_during_rename_leaves_store_unchanged(store: DatasetStore,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    store.write([make_judged(0)])
+    before, table_before = snapshot(store.root), store.read()
+
+    def crash(src: Any, dst: Any) -> None:
+        raise OSError("simulated crash")
+
+    monkeypatch.setattr(os, "replace", crash)
+    with pytest.raises(OSError, match="simulated crash"):
+        store.write([make_judged(1), make_judged(2, repo="other")])
+    monkeypatch.undo()
+    assert snapshot(store.root) == before  # no .parquet, no .tmp-*, same manifest
+    assert store.read().equals(table_before)
+    assert store.write([make_judged(1)]).added == 1  # and the store still works
+
+
+def test_stale_temp_files_are_ignored_and_cleaned(store: DatasetStore) -> None:
+    store.write([make_judged(0)])
+    stale = store.root / "tasks" / partition_dirname("acme__calc") / ".tmp-dead-part.parquet"
+    stale.write_bytes(b"half a file")
+    assert store.read().num_rows == 1
+    store.write([make_judged(1)])
+    assert not stale.exists()
+
+
+# -- versions and corruption ------------------------------------------------------------
+
+def _plant(store: DatasetStore, table: pa.Table, name: str = "part-planted.parquet") -> Path:
+    directory = store.root / "tasks" / partition_dirname("acme__calc")
+    directory.mkdir(parents=True, exist_ok=True)
+    pq.write_table(table, directory / name)
+    return directory / name
+
+
+def test_unknown_schema_version_is_refused(store: DatasetStore) -> None:
+    store.write([make_judged(0)])
+    good = store.read()
+    path = _plant(store, good.replace_schema_metadata({SCHEMA_VERSION_KEY: b"2"}))
+    for call in (store.read, store.instance_ids, store.rows, lambda: store.write([])):
+        with pytest.raises(DatasetError) as info:
+            call()
+        message = str(info.value)
+        assert str(path) in message and "schema version 2" in message
+        assert "only schema version 1" in message
+
+
+def test_file_without_version_is_refused(store: DatasetStore) -> None:
+    path = _plant(store, pa.table({"instance_id": ["x"], "repo": ["acme__calc"]}))
+    with pytest.raises(DatasetError, match="no schema version") as info:
+        read_part(path)
+    assert str(path) in str(info.value)
+
+
+def test_missing_column_is_refused(store: DatasetStore) -> None:
+    store.write([make_judged(0)])
+    thin = store.read().drop_columns(["evidence"])
+    path = _plant(store, thin.replace_schema_metadata(TASK_SCHEMA.metadata))
+    with pytest.raises(DatasetError, match="missing columns") as info:
+        store.read()
+    assert str(path) in str(info.value)
+
+
+def test_corrupt_file_is_named(store: DatasetStore) -> None:
+    store.write([make_judged(0)])
+    bad = store.root / "tasks" / partition_dirname("acme__calc") / "part-corrupt.parquet"
+    bad.write_bytes(b"this is not parquet at all")
+    with pytest.raises(DatasetError, match="not a readable") as info:
+        store.read()
+    assert str(bad) in str(info.value)
+
+
+def test_corrupt_manifest_is_named(store: DatasetStore) -> None:
+    store.write([make_judged(0)])
+    (store.root / "manifest.json").write_text("{oops")
+    with pytest.raises(DatasetError, match="manifest.json"):
+        store.manifest()
+
+
+# -- manifest ---------------------------------------------------------------------------
+
+def test_manifest_counts(store: DatasetStore) -> None:
+    store.write([make_judged(1, repo="a"), make_judged(2, repo="a"), make_judged(3, repo="b"),
+                 make_judged(4, repo="a", status=Status.reject),
+                 make_judged(5, repo="b", status=Status.infra_error)])
+    first = store.manifest()
+    assert first is not None
+    store.write([make_judged(6, repo="b"), make_judged(1, repo="a")])
+    m = store.manifest()
+    assert m is not None and m.schema_version == 1 and m.pipeline_version
+    assert m.updated_at >= first.updated_at
+    tasks, rejected = m.tables["tasks"], m.tables["rejected"]
+    assert (tasks.rows, tasks.files, tasks.repos) == (4, 3, {"a": 2, "b": 2})
+    assert tasks.statuses == {"accept": 4}
+    assert (rejected.rows, rejected.repos) == (2, {"a": 1, "b": 1})
+    assert rejected.statuses == {"infra_error": 1, "reject": 1}
+    assert store.refresh_manifest().tables == m.tables
+
+
+def test_manifest_written_even_when_nothing_is_added(store: DatasetStore) -> None:
+    store.write([])
+    m = store.manifest()
+    assert m is not None and m.tables["tasks"].rows == 0
+
+
+# -- concurrency ------------------------------------------------------------------------
+
+def _write_worker(root: str, numbers: list[int], barrier: Any, results: Any) -> None:
+    """Runs in a child process: write ``numbers`` in small batches, report rows added."""
+    store = DatasetStore(Path(root))
+    barrier.wait()
+    added = 0
+    for start in range(0, len(numbers), 3):
+        chunk = numbers[start:start + 3]
+        added += store.write([make_judged(n, status=Status.accept if n % 3 else Status.reject)
+                              for n in chunk]).added
+    results.put(added)
+
+
+def test_concurrent_writers_never_duplicate(tmp_path: Path) -> None:
+    ctx = multiprocessing.get_context("spawn")  # fork + pyarrow threads can deadlock
+    barrier, results = ctx.Barrier(2), ctx.Queue()
+    batches = [list(range(0, 24)), list(range(12, 36))[::-1]]  # 12 ids overlap
+    procs = [ctx.Process(target=_write_worker, args=(str(tmp_path), b, barrier, results))
+             for b in batches]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(timeout=120)
+    assert [p.exitcode for p in procs] == [0, 0]
+    store = DatasetStore(tmp_path)
+    ids = [*store.read("tasks").column("instance_id").to_pylist(),
+           *store.read("rejected").column("instance_id").to_pylist()]
+    assert len(ids) == len(set(ids)) == 36
+    assert results.get(timeout=5) + results.get(timeout=5) == 36
+    m = store.manifest()
+    assert m is not None and m.tables["tasks"].rows + m.tables["rejected"].rows == 36
+
+
+def test_decided_ids_leave_out_infra_errors(tmp_path: Path) -> None:
+    store = DatasetStore(tmp_path)
+    store.write([make_judged(1, status=Status.reject, reason="no_op"),
+                 make_judged(2, status=Status.infra_error, reason="infra:timeout")])
+    decided = store.decided_ids("rejected")
+    assert make_judged(1).candidate.instance_id in decided
+    assert make_judged(2).candidate.instance_id not in decided
