@@ -11,6 +11,10 @@ For one candidate, in a warm sandbox reset between checks:
 Anything that says the *infrastructure* failed — the sandbox broke, a run timed out, the
 report is incomplete or inconsistent, every test errored — is ``infra_error``: a statement
 about this attempt, never about the task, so the candidate can be judged again later.
+One refinement: when every test errors in the broken state, a few tests run in the clean
+state; if they pass, the sandbox is sound and the bug itself broke everything (an
+import-time crash), so the candidate is rejected as ``too_blunt`` instead of being
+retried forever as infra.
 """
 
 from __future__ import annotations
@@ -22,6 +26,9 @@ from repogym.errors import InfraError
 from repogym.sandboxes.base import Sandbox
 from repogym.schemas.records import Baseline, Candidate, Status, TestRun, Verdict
 from repogym.toolchains.base import Toolchain
+
+
+SANITY_TESTS = 5  # clean-state tests run to tell a broken sandbox from a blunt bug
 
 
 @dataclass(frozen=True)
@@ -58,6 +65,8 @@ class Judge:
         broken: TestRun | None = None
         try:
             broken = self._run_state(cand, with_gold=False, select=self.baseline.stable_passing())
+            if broken.all_errored():
+                self._blame_all_errors(broken)
             f2p = not_passing(broken, self.baseline.stable_passing())
             if not f2p:
                 raise _Reject(Status.reject, "no_op", "no baseline-passing test fails with the bug")
@@ -87,7 +96,26 @@ class Judge:
             raise _Reject(Status.reject, "gold_patch_does_not_apply")
         run = self.toolchain.run_tests(sb, timeout=self.settings.timeout, select=sorted(select))
         _infra_check(run, "gold" if with_gold else "broken")
+        if with_gold and run.all_errored():
+            raise RunInfraError("infra:all_tests_error",
+                                f"gold run: every test errored: {run.log_tail[-300:]}")
         return run
+
+    def _blame_all_errors(self, broken: TestRun) -> None:
+        """Every test errored: the environment's fault or the bug's? Ask the clean state.
+
+        A few baseline-passing tests run with no patch applied; if they pass, the sandbox is
+        sound and the bug broke everything (an import-time crash): too blunt to be a task.
+        """
+        sample = set(sorted(self.baseline.stable_passing())[:SANITY_TESTS])
+        self.sandbox.reset()
+        clean = self.toolchain.run_tests(self.sandbox, timeout=self.settings.timeout, select=sample)
+        if not clean.trusted or not_passing(clean, sample):
+            raise RunInfraError("infra:all_tests_error",
+                                f"every test errored, and so do clean-state tests: "
+                                f"{broken.log_tail[-300:]}")
+        raise _Reject(Status.reject, "too_blunt:all_tests_error",
+                      "the bug makes every selected test error (an import-time crash)")
 
     def _oracle(self, cand: Candidate, f2p: list[str], p2p: list[str]) -> None:
         wanted = set(f2p) | set(p2p)
@@ -124,9 +152,6 @@ def _infra_check(run: TestRun, state: str) -> None:
     if run.problems:
         raise RunInfraError("infra:inconsistent_report",
                             f"{state} run report is inconsistent: {'; '.join(run.problems)}")
-    if run.all_errored():
-        raise RunInfraError("infra:all_tests_error",
-                            f"{state} run: every test errored: {run.log_tail[-300:]}")
 
 
 def _since(start: float) -> float:

@@ -1,0 +1,105 @@
+"""Judge v1 on a real sandbox: accept, no-op, oracle, too-blunt, and infra outcomes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from repogym.baseline import record_baseline
+from repogym.config import Settings
+from repogym.generators.diffs import reverse_diff, unified_diff
+from repogym.judges.judge import Judge, JudgeSettings
+from repogym.repos import clone
+from repogym.sandboxes import get_provider
+from repogym.schemas.records import Candidate, CandidateKind, RepoSpec, Status
+from repogym.toolchains import PythonToolchain
+from tests.conftest import TINY_PROJECT
+
+OPS = TINY_PROJECT["tinycalc/ops.py"]
+
+
+def bug(new_ops: str, *, gold: str | None = None) -> Candidate:
+    patch = unified_diff("tinycalc/ops.py", OPS, new_ops)
+    return Candidate(kind=CandidateKind.synthetic, repo="tinycalc", base_commit="0" * 40,
+                     bug_patch=patch, gold_patch=gold if gold is not None else reverse_diff(patch),
+                     generator="test", files=("tinycalc/ops.py",))
+
+
+@pytest.fixture(scope="module", params=[pytest.param("docker", marks=pytest.mark.docker), "local"])
+def world(request, tmp_path_factory):
+    if request.param == "docker":
+        request.getfixturevalue("base_image")
+    out = tmp_path_factory.mktemp("judge")
+    src = out / "tinycalc"
+    src.mkdir()
+    for rel, text in TINY_PROJECT.items():
+        (src / rel).parent.mkdir(parents=True, exist_ok=True)
+        (src / rel).write_text(text)
+    import subprocess
+    subprocess.run("git init -q -b main && git add -A && git -c user.name=t -c user.email=t@e "
+                   "commit -qm init", shell=True, cwd=src, check=True)
+    settings = Settings(out=out / "data", provider=request.param)
+    checkout = clone(RepoSpec(source=str(src)), settings.cache_dir)
+    tc = PythonToolchain()
+    provider = get_provider(request.param, settings)
+    env = provider.build_env(tc.env_spec(checkout, settings.base_image), checkout.path, out / "logs")
+    sandbox = provider.open(env)
+    base = record_baseline(sandbox, tc, repo="tinycalc", commit=checkout.commit, image=env.ref,
+                           runs=2, timeout=120)
+    yield Judge(sandbox, tc, base, JudgeSettings(oracle_runs=2, timeout=8))
+    sandbox.close()
+
+
+def test_baseline_is_all_green(world):
+    assert len(world.baseline.passing) == 6 and not world.baseline.flaky
+
+
+def test_real_bug_is_accepted_with_its_fail_to_pass(world):
+    j = world.judge(bug(OPS.replace("return a + b", "return a - b")))
+    assert j.verdict.status is Status.accept, j.verdict
+    assert j.verdict.fail_to_pass == ("tests/test_ops.py::test_add",)
+    assert len(j.verdict.pass_to_pass) == 5
+    assert "assert -1 == 5" in j.verdict.evidence["tests/test_ops.py::test_add"]
+
+
+def test_bug_no_test_catches_is_a_no_op(world):
+    j = world.judge(bug(OPS.replace("return n % 2 == 0", "return n % 2 == 0 or n == 7")))
+    assert (j.verdict.status, j.verdict.reason) == (Status.reject, "no_op")
+
+
+def test_gold_that_does_not_fix_fails_the_oracle(world):
+    broken = OPS.replace("return a + b", "return a - b")
+    half_fix = unified_diff("tinycalc/ops.py", broken, broken.replace("return a - b", "return a * b"))
+    j = world.judge(bug(broken, gold=half_fix))
+    assert (j.verdict.status, j.verdict.reason) == (Status.reject, "oracle:fail_to_pass")
+
+
+def test_patch_that_does_not_apply_is_rejected(world):
+    cand = bug(OPS.replace("return a + b", "return a - b"))
+    cand = cand.model_copy(update={"bug_patch": cand.bug_patch.replace("return a + b", "return 42")})
+    assert world.judge(cand).verdict.reason == "bug_patch_does_not_apply"
+
+
+def test_import_time_crash_is_too_blunt_not_infra(world):
+    j = world.judge(bug(OPS + "\nraise RuntimeError('boom at import')\n"))
+    assert (j.verdict.status, j.verdict.reason) == (Status.reject, "too_blunt:all_tests_error")
+
+
+def test_infinite_loop_is_infra_timeout_and_sandbox_recovers(world):
+    j = world.judge(bug(OPS.replace("    return a + b", "    while True:\n        pass")))
+    assert (j.verdict.status, j.verdict.reason) == (Status.infra_error, "infra:timeout")
+    again = world.judge(bug(OPS.replace("return a + b", "return a - b")))
+    assert again.verdict.status is Status.accept
+
+
+def test_broken_sandbox_is_infra_error_never_a_verdict(world, monkeypatch):
+    from repogym.errors import SandboxError
+
+    def boom(*a, **k):
+        raise SandboxError("container vanished")
+
+    monkeypatch.setattr(world.sandbox, "reset", boom)
+    j = world.judge(bug(OPS.replace("return a + b", "return a - b")))
+    assert (j.verdict.status, j.verdict.reason) == (Status.infra_error, "infra:sandbox")
+    assert "container vanished" in j.verdict.detail
