@@ -17,6 +17,8 @@ import pytest
 from repogym.config import DEFAULT_BASE_IMAGE
 
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+os.environ.setdefault("DO_NOT_TRACK", "1")
 
 
 def _docker_client():

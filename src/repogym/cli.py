@@ -36,7 +36,7 @@ def _settings(out: Optional[Path], **overrides: object) -> Settings:
 
 
 def _fail(message: str, code: int = 1) -> typer.Exit:
-    console.print(f"[bold red]error:[/] {message}", highlight=False, markup=True)
+    console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
     return typer.Exit(code)
 
 
@@ -129,14 +129,13 @@ def _run_one(spec, settings: Settings) -> bool:  # type: ignore[no-untyped-def]
 
         token = PROGRESS.set(report)
         try:
-            summary = repo_flow(spec, settings)
-        except RepogymError as exc:
-            console.print(f"[bold red]error:[/] {spec.source}: {str(exc).splitlines()[0]}",
-                          highlight=False)
-            return False
+            state = repo_flow(spec, settings, return_state=True)
         finally:
             PROGRESS.reset(token)
-    _print_summary(summary, settings)
+    if not state.is_completed():
+        console.print(f"[bold red]error:[/] {state.message}", highlight=False, soft_wrap=True)
+        return False
+    _print_summary(state.result(), settings)
     return True
 
 
@@ -179,6 +178,13 @@ def cleanup(images: bool = typer.Option(False, help="Also remove repogym env ima
     console.print(msg)
 
 
-def main() -> None:  # pragma: no cover - console entry point
+def quiet_prefect() -> None:
+    """Prefect's own chatter (and telemetry to an unreachable host) off the user's console."""
     os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    os.environ.setdefault("DO_NOT_TRACK", "1")
+
+
+def main() -> None:  # pragma: no cover - console entry point
+    quiet_prefect()
     app()

@@ -11,22 +11,40 @@ from typing import Callable, TypeVar
 
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
+from prefect.states import Failed, State
 
 from repogym.config import Settings
+from repogym.errors import RepogymError
 from repogym.pipeline import Progress, RunSummary, run_repo
 from repogym.schemas.records import RepoSpec
 
 T = TypeVar("T")
 
-RETRIES = {"clone": 2}  # transient: network. Image builds fail for real far more often.
 TAGS = {"env": ["docker-build"], "baseline": ["docker"], "judge": ["docker"]}
 
 
 def prefect_stage(stage: str, fn: Callable[[], T]) -> T:
-    """Run one stage as a Prefect task (no result caching: inputs hold live sandboxes)."""
-    t = task(fn, name=stage, cache_policy=NO_CACHE, retries=RETRIES.get(stage, 0),
-             retry_delay_seconds=5, tags=TAGS.get(stage, []), persist_result=False)
-    return t()
+    """Run one stage as a Prefect task (no result caching: inputs hold live sandboxes).
+
+    A RepogymError (bad input, failed install, broken sandbox) ends the task run as Failed
+    with its one-line message, not as a crash with a traceback in the logs, and is raised
+    again here for the flow to report.
+    """
+    caught: list[RepogymError] = []
+
+    def body() -> T | State:
+        try:
+            return fn()
+        except RepogymError as exc:
+            caught.append(exc)
+            return Failed(message=one_line(exc))
+
+    t = task(body, name=stage, cache_policy=NO_CACHE, tags=TAGS.get(stage, []),
+             persist_result=False)
+    state = t(return_state=True)
+    if caught:
+        raise caught[0]
+    return state.result()  # type: ignore[no-any-return]
 
 
 # Live progress for whoever started the flow (the CLI); not a flow parameter, since
@@ -35,8 +53,23 @@ PROGRESS: ContextVar[Progress | None] = ContextVar("repogym_progress", default=N
 
 
 @flow(name="repogym-repo", log_prints=True, persist_result=False)
-def repo_flow(spec: RepoSpec, settings: Settings) -> RunSummary:
-    """Clone -> env -> baseline -> generate -> judge -> write, for one repository."""
+def repo_flow(spec: RepoSpec, settings: Settings) -> RunSummary | State:
+    """Clone -> env -> baseline -> generate -> judge -> write, for one repository.
+
+    Bad input and infrastructure failures end the flow run as Failed with a one-line
+    message naming the repository and the cause (no traceback: they are not bugs).
+    """
     progress = PROGRESS.get()
     kwargs = {"progress": progress} if progress else {}
-    return run_repo(spec, settings, runner=prefect_stage, **kwargs)
+    try:
+        return run_repo(spec, settings, runner=prefect_stage, **kwargs)
+    except RepogymError as exc:
+        message = one_line(exc)
+        if spec.source not in message and (spec.name or "\0") not in message:
+            message = f"{spec.source}: {message}"
+        return Failed(message=message)
+
+
+def one_line(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__

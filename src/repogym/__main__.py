@@ -1,0 +1,3 @@
+from repogym.cli import main
+
+main()

@@ -1,0 +1,112 @@
+"""Whole pipeline on real PyPI sdists, then every accepted row re-checked WITHOUT the judge.
+
+The re-check uses only the docker SDK, git and pytest's own JUnit XML: a fresh container from
+the row's image, ``bug_patch`` applied (each FAIL_TO_PASS test must fail), then ``patch``
+applied on top (each must pass).
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from repogym.config import Settings
+from repogym.datasets import DatasetStore
+from repogym.flows.repo_flow import repo_flow
+from repogym.samples import sample_repo
+from repogym.schemas.records import RepoSpec
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+SAMPLES = ["inflection", "iniconfig", "isodate"]
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory, base_image):
+    out = tmp_path_factory.mktemp("e2e")
+    settings = Settings(out=out, max_candidates=6, baseline_runs=2, oracle_runs=2, seed=1)
+    summaries = {}
+    for name in SAMPLES:
+        path = sample_repo(name, out / "samples")
+        summaries[name] = repo_flow(RepoSpec(source=str(path)), settings)
+    return settings, summaries
+
+
+def test_each_sample_yields_accepted_tasks(corpus):
+    settings, summaries = corpus
+    store = DatasetStore(settings.out)
+    rows = store.rows("tasks")
+    for name in SAMPLES:
+        assert summaries[name].accepted >= 1, summaries[name]
+        assert any(r.repo == name for r in rows)
+    assert len(rows) == sum(s.accepted for s in summaries.values())
+
+
+def test_rerun_adds_no_duplicates(corpus):
+    settings, summaries = corpus
+    store = DatasetStore(settings.out)
+    before = len(store.rows("tasks")), len(store.rows("rejected"))
+    again = repo_flow(RepoSpec(source=str(settings.out / "samples" / "iniconfig")), settings)
+    assert again.skipped_seen == again.candidates  # every candidate was judged before
+    assert (len(store.rows("tasks")), len(store.rows("rejected"))) == before
+    assert len({r.instance_id for r in store.rows("tasks")}) == before[0]
+
+
+def junit_outcomes(container, tests: list[str]) -> dict[str, bool]:
+    cmd = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "--junitxml=/tmp/j.xml", *tests]
+    container.exec_run(cmd, workdir="/repo", user="repogym")
+    _, xml = container.exec_run(["cat", "/tmp/j.xml"])
+    passed = {}
+    for case in ET.fromstring(xml).iter("testcase"):
+        ok = not any(child.tag in ("failure", "error", "skipped") for child in case)
+        passed[(case.get("classname"), case.get("name"))] = ok
+    return passed
+
+
+def to_key(nodeid: str) -> tuple[str, str]:
+    path, _, rest = nodeid.partition("::")
+    parts = rest.split("::")
+    module = path.removesuffix(".py").replace("/", ".")
+    return (".".join([module, *parts[:-1]]), parts[-1])
+
+
+def apply(container, patch: str) -> None:
+    import io
+    import tarfile
+
+    data = patch.encode()
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        info = tarfile.TarInfo("p.diff")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    container.put_archive("/tmp", buf.getvalue())
+    code, out = container.exec_run(["git", "apply", "/tmp/p.diff"], workdir="/repo", user="root")
+    assert code == 0, out
+
+
+def test_every_accepted_row_rechecked_independently(corpus, docker_client):
+    settings, _ = corpus
+    rows = DatasetStore(settings.out).rows("tasks")
+    assert rows
+    for row in rows:
+        container = docker_client.containers.run(row.image, ["sleep", "infinity"], detach=True,
+                                                 network_mode="none", labels={"repogym": "sandbox"})
+        try:
+            apply(container, row.bug_patch)
+            broken = junit_outcomes(container, list(row.FAIL_TO_PASS))
+            assert all(not broken.get(to_key(t), False) for t in row.FAIL_TO_PASS), row.instance_id
+            apply(container, row.patch)
+            fixed = junit_outcomes(container, list(row.FAIL_TO_PASS))
+            assert all(fixed.get(to_key(t)) for t in row.FAIL_TO_PASS), (row.instance_id, fixed)
+        finally:
+            container.remove(force=True)
+
+
+def test_statements_never_quote_the_patch(corpus):
+    from repogym.generators.statements import leaks
+
+    settings, _ = corpus
+    for row in DatasetStore(settings.out).rows("tasks"):
+        assert row.problem_statement.strip()
+        assert not leaks(row.problem_statement, row.patch), row.instance_id
