@@ -12,7 +12,12 @@ Install recipe (heuristic, no LLM), run in the repository with the env's venv fi
    ``test``/``tests``/``dev``; tox ``[testenv] deps`` without substitutions;
 4. pytest, plus plugins the configuration needs (``--cov`` -> pytest-cov, ``-n`` ->
    pytest-xdist, ``timeout`` -> pytest-timeout), plus third-party modules the tests import
-   that nothing above installed (best effort: one failing name does not fail the step).
+   that nothing above installed (best effort: one failing name does not fail the step);
+5. the project again, editable and without dependencies: a test tool may depend on the
+   project itself (pytest needs iniconfig) and have replaced it with a PyPI release.
+
+A repository made from an sdist has no git tags, so setuptools-scm would invent version
+0.1.dev1 and dependants would reject it: its PKG-INFO version is pretended instead.
 
 Test runs: ``python -m pytest -p repogym_report`` with our plugin copied into a fresh
 scratch directory per run, and its report at an unguessable path. Grading believes the
@@ -39,7 +44,7 @@ from repogym.sandboxes.base import Sandbox
 from repogym.schemas.records import Checkout, EnvSpec, Outcome, TestResult, TestRun
 from repogym.toolchains.base import TOOLCHAINS, Toolchain
 
-RECIPE_VERSION = "py-1"
+RECIPE_VERSION = "py-2"
 TEST_EXTRAS = ("test", "tests", "testing", "dev")
 TEST_REQUIREMENT_FILES = (
     "requirements-test.txt", "requirements_test.txt", "test-requirements.txt",
@@ -85,6 +90,15 @@ def declared_extras(repo: Path) -> set[str]:
             if re.search(rf"['\"]{name}['\"]\s*:", text):
                 extras.add(name)
     return extras
+
+
+def sdist_version(repo: Path) -> str | None:
+    """The version in an sdist's PKG-INFO, if the repository was made from one."""
+    pkg_info = repo / "PKG-INFO"
+    if not pkg_info.is_file():
+        return None
+    match = re.search(r"^Version:\s*(\S+)", pkg_info.read_text(errors="replace"), re.M)
+    return match.group(1) if match else None
 
 
 def dependency_groups(repo: Path) -> list[str]:
@@ -207,6 +221,14 @@ class PythonToolchain(Toolchain):
         if deps:
             steps.append("python -m pip install -q " + " ".join(shlex.quote(d) for d in deps))
         steps.append(self._test_tools_step(repo))
+        if has_project:
+            # test tools may have replaced the project (pytest needs iniconfig, pluggy, ...):
+            # make sure the code imported is the working copy's
+            steps.append("python -m pip install -q --no-deps -e . || true")
+        version = sdist_version(repo)
+        if version:  # an sdist has no git tags: setuptools-scm would invent 0.1.dev1
+            steps = [f"export SETUPTOOLS_SCM_PRETEND_VERSION={shlex.quote(version)}; {s}"
+                     for s in steps]
         return steps
 
     def _test_tools_step(self, repo: Path) -> str:

@@ -1,0 +1,244 @@
+"""Docker images: the base image and the names of per-repo environment images.
+
+The *base image* is where every environment starts. Where a registry is reachable any
+image with ``python3`` works (``python:3.12-slim``); where none is, repogym builds its
+own, :data:`repogym.config.DEFAULT_BASE_IMAGE`, from Debian packages:
+
+    debootstrap --variant=minbase --include=python3,python3-venv,... bookworm ROOTFS MIRROR
+    + the host's CA bundle over /etc/ssl/certs/ca-certificates.crt (proxies that re-sign TLS)
+    + user ``repogym`` (uid 1000, home /home/repogym)
+    tar -C ROOTFS -c . | docker import  (ENV PATH, LANG, PIP_CERT, ...; LABEL repogym=base)
+
+A *per-repo environment image* is named by :func:`env_image_tag`: a hash of everything
+that went into it (:meth:`EnvSpec.digest`), so a changed recipe rebuilds and an unchanged
+one is reused. Every image repogym makes carries a ``repogym`` label (``base`` or
+``env``); cleanup only ever touches labelled images.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from repogym.config import DEFAULT_BASE_IMAGE
+from repogym.errors import ImageBuildError
+from repogym.schemas.records import EnvSpec
+
+log = logging.getLogger(__name__)
+
+BASE_PACKAGES: tuple[str, ...] = (
+    "python3", "python3-venv", "python3-pip", "git", "ca-certificates", "procps", "patch",
+)
+CA_PATH = "/etc/ssl/certs/ca-certificates.crt"
+BASE_CHANGES: tuple[str, ...] = (
+    "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+    "ENV LANG=C.UTF-8",
+    f"ENV PIP_CERT={CA_PATH}",
+    f"ENV SSL_CERT_FILE={CA_PATH}",
+    f"ENV REQUESTS_CA_BUNDLE={CA_PATH}",
+    "ENV PIP_DISABLE_PIP_VERSION_CHECK=1",
+    "LABEL repogym=base",
+    'CMD ["/bin/bash"]',
+)
+DEBOOTSTRAP_TIMEOUT = 1800.0
+
+
+def docker_client(client: Any = None) -> Any:
+    """``client`` itself, or a client from the environment (``DOCKER_HOST`` etc.).
+
+    Raises:
+        ImageBuildError: no Docker engine is reachable.
+    """
+    if client is not None:
+        return client
+    import docker
+
+    try:
+        return docker.from_env()
+    except docker.errors.DockerException as exc:
+        raise ImageBuildError(f"no Docker engine reachable: {exc}") from exc
+
+
+def image_exists(client: Any, name: str) -> bool:
+    """Whether an image (tag or id) exists in the local engine."""
+    import docker
+
+    try:
+        client.images.get(name)
+        return True
+    except docker.errors.ImageNotFound:
+        return False
+    except docker.errors.DockerException as exc:
+        raise ImageBuildError(f"cannot inspect image {name!r}: {exc}") from exc
+
+
+def env_image_tag(spec: EnvSpec) -> str:
+    """The tag of a repository's environment image: ``repogym-env/<repo>:<digest>``."""
+    name = re.sub(r"[^a-z0-9]+", "-", spec.repo.lower()).strip("-") or "repo"
+    return f"repogym-env/{name}:{spec.digest()}"
+
+
+def ensure_base_image(
+    name: str,
+    client: Any = None,
+    *,
+    suite: str = "bookworm",
+    mirror: str = "http://deb.debian.org/debian",
+    ca_bundle: Path = Path(CA_PATH),
+    force: bool = False,
+) -> bool:
+    """Make sure the base image ``name`` exists locally.
+
+    Repogym's own default (:data:`DEFAULT_BASE_IMAGE`) is built from Debian packages
+    (needs root and ``debootstrap``; about a minute); any other name is pulled.
+
+    Args:
+        name: image reference, e.g. ``repogym/base:bookworm`` or ``python:3.12-slim``.
+        client: a ``docker.DockerClient``; default one from the environment.
+        suite: Debian suite to bootstrap.
+        mirror: Debian mirror URL.
+        ca_bundle: host CA bundle copied into the image (skipped when missing).
+        force: rebuild (or re-pull) even when the image exists.
+
+    Returns:
+        True when this call built (or pulled) the image, False when it already existed.
+
+    Raises:
+        ImageBuildError: the image could not be pulled or built (the message says why and
+            where the build log is).
+    """
+    client = docker_client(client)
+    if not force and image_exists(client, name):
+        return False
+    if name != DEFAULT_BASE_IMAGE:
+        _pull(client, name)
+        return True
+    build_base_image(name, client, suite=suite, mirror=mirror, ca_bundle=ca_bundle)
+    return True
+
+
+def _pull(client: Any, name: str) -> None:
+    import docker
+
+    try:
+        client.images.pull(name)
+    except docker.errors.DockerException as exc:
+        raise ImageBuildError(
+            f"base image {name!r} is not present locally and could not be pulled ({exc}); "
+            f"load it with `docker load`, or use {DEFAULT_BASE_IMAGE!r}, which repogym "
+            "builds from Debian packages"
+        ) from exc
+
+
+def build_base_image(
+    name: str, client: Any, *, suite: str, mirror: str, ca_bundle: Path
+) -> None:
+    """Build ``name`` from Debian packages and import it (see the module docstring).
+
+    The build log is kept in the temp directory when the build fails (its path is in the
+    error message).
+
+    Raises:
+        ImageBuildError: debootstrap, the chroot setup or the import failed.
+    """
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    log_path = Path(tempfile.gettempdir()) / f"repogym-base-{stamp}.log"
+    workdir = Path(tempfile.mkdtemp(prefix="repogym-base-"))
+    rootfs = workdir / "rootfs"
+    log.info("building base image %s (log: %s)", name, log_path)
+    try:
+        with log_path.open("w") as log_file:
+            _debootstrap(rootfs, suite, mirror, log_file, log_path)
+            _configure_rootfs(rootfs, ca_bundle, log_file, log_path)
+            tarball = workdir / "rootfs.tar"
+            _run(["tar", "-C", str(rootfs), "--numeric-owner", "-cf", str(tarball), "."],
+                 log_file, log_path, what="tar of the root file system")
+        _import(client, tarball, name, log_path)
+        log_path.unlink()  # kept only when the build fails
+    finally:
+        _remove_tree(workdir)
+
+
+def _run(cmd: list[str], log_file: Any, log_path: Path, *, what: str,
+         timeout: float = 600.0) -> None:
+    """Run a build command with its output appended to the log; raise on failure."""
+    log_file.write(f"$ {' '.join(cmd)}\n")
+    log_file.flush()
+    try:
+        proc = subprocess.run(cmd, stdout=log_file, stderr=subprocess.STDOUT,
+                              stdin=subprocess.DEVNULL, timeout=timeout, check=False)
+    except FileNotFoundError as exc:
+        raise ImageBuildError(f"{what}: {cmd[0]} is not installed (log: {log_path})") from exc
+    except subprocess.TimeoutExpired as exc:
+        raise ImageBuildError(f"{what} timed out after {timeout:.0f}s (log: {log_path})") from exc
+    if proc.returncode != 0:
+        raise ImageBuildError(f"{what} failed with exit code {proc.returncode} "
+                              f"(log: {log_path})")
+
+
+def _debootstrap(rootfs: Path, suite: str, mirror: str, log_file: Any, log_path: Path) -> None:
+    if shutil.which("debootstrap") is None:
+        raise ImageBuildError("building the base image needs `debootstrap` (apt-get install "
+                              "debootstrap), or pull/load another base image")
+    cmd = ["debootstrap", "--variant=minbase", f"--include={','.join(BASE_PACKAGES)}",
+           suite, str(rootfs), mirror]
+    _run(cmd, log_file, log_path, what="debootstrap", timeout=DEBOOTSTRAP_TIMEOUT)
+
+
+def _configure_rootfs(rootfs: Path, ca_bundle: Path, log_file: Any, log_path: Path) -> None:
+    """Host CA bundle, user ``repogym``, no apt caches."""
+    if ca_bundle.is_file():
+        target = rootfs / CA_PATH.lstrip("/")
+        target.unlink(missing_ok=True)  # may be a symlink into the rootfs
+        shutil.copyfile(ca_bundle, target)
+    else:
+        log_file.write(f"# no CA bundle at {ca_bundle}; keeping Debian's\n")
+    _run(["chroot", str(rootfs), "useradd", "-m", "-u", "1000", "-U", "-s", "/bin/bash",
+          "repogym"], log_file, log_path, what="useradd repogym")
+    _run(["chroot", str(rootfs), "apt-get", "clean"], log_file, log_path, what="apt-get clean")
+    for sub in ("var/lib/apt/lists", "var/cache/apt/archives", "var/log/apt"):
+        for child in (rootfs / sub).glob("*"):
+            if child.is_file() or child.is_symlink():
+                child.unlink()
+
+
+def _import(client: Any, tarball: Path, name: str, log_path: Path) -> None:
+    import docker
+    from docker.utils import parse_repository_tag
+
+    repository, tag = parse_repository_tag(name)
+    try:
+        out = client.api.import_image(src=str(tarball), repository=repository,
+                                      tag=tag or "latest", changes=list(BASE_CHANGES))
+    except docker.errors.DockerException as exc:
+        raise ImageBuildError(f"docker import of {name!r} failed: {exc} (log: {log_path})") \
+            from exc
+    if "error" in str(out).lower() or not image_exists(client, name):
+        raise ImageBuildError(f"docker import of {name!r} failed: {out} (log: {log_path})")
+
+
+def _mounts_under(root: Path) -> list[str]:
+    """Mount points at or below ``root`` (debootstrap may leave /proc etc. mounted)."""
+    prefix = str(root.resolve())
+    try:
+        lines = Path("/proc/self/mounts").read_text().splitlines()
+    except OSError:
+        return []
+    points = [line.split()[1] for line in lines if len(line.split()) > 1]
+    return [p for p in points if p == prefix or p.startswith(prefix + "/")]
+
+
+def _remove_tree(path: Path) -> None:
+    """Remove a build directory, unmounting anything left mounted inside it first."""
+    for point in sorted(_mounts_under(path), reverse=True):
+        subprocess.run(["umount", "-l", point], check=False, capture_output=True)
+    if _mounts_under(path):
+        log.warning("not removing %s: file systems are still mounted inside it", path)
+        return
+    shutil.rmtree(path, ignore_errors=True)
