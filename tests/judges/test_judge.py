@@ -103,3 +103,8 @@ def test_broken_sandbox_is_infra_error_never_a_verdict(world, monkeypatch):
     j = world.judge(bug(OPS.replace("return a + b", "return a - b")))
     assert (j.verdict.status, j.verdict.reason) == (Status.infra_error, "infra:sandbox")
     assert "container vanished" in j.verdict.detail
+
+
+def test_bug_that_kills_the_runner_is_too_blunt_not_infra(world):
+    j = world.judge(bug("import os\nos._exit(3)\n" + OPS))
+    assert (j.verdict.status, j.verdict.reason) == (Status.reject, "too_blunt:runner_crash")

@@ -11,10 +11,10 @@ For one candidate, in a warm sandbox reset between checks:
 Anything that says the *infrastructure* failed — the sandbox broke, a run timed out, the
 report is incomplete or inconsistent, every test errored — is ``infra_error``: a statement
 about this attempt, never about the task, so the candidate can be judged again later.
-One refinement: when every test errors in the broken state, a few tests run in the clean
-state; if they pass, the sandbox is sound and the bug itself broke everything (an
-import-time crash), so the candidate is rejected as ``too_blunt`` instead of being
-retried forever as infra.
+One refinement: when every test errors, or the runner itself crashes, in the broken state,
+a few tests run in the clean state; if they pass, the sandbox is sound and the bug itself
+broke everything (an import-time crash, or a bug in a library the test runner uses), so the
+candidate is rejected as ``too_blunt`` instead of being retried forever as infra.
 """
 
 from __future__ import annotations
@@ -64,9 +64,7 @@ class Judge:
         iid = cand.instance_id
         broken: TestRun | None = None
         try:
-            broken = self._run_state(cand, with_gold=False, select=self.baseline.stable_passing())
-            if broken.all_errored():
-                self._blame_all_errors(broken)
+            broken = self._broken_run(cand)
             f2p = not_passing(broken, self.baseline.stable_passing())
             if not f2p:
                 raise _Reject(Status.reject, "no_op", "no baseline-passing test fails with the bug")
@@ -101,21 +99,32 @@ class Judge:
                                 f"gold run: every test errored: {run.log_tail[-300:]}")
         return run
 
-    def _blame_all_errors(self, broken: TestRun) -> None:
-        """Every test errored: the environment's fault or the bug's? Ask the clean state.
+    def _broken_run(self, cand: Candidate) -> TestRun:
+        """The broken state's run; a crash of the runner or of every test is blamed on the
+        bug only when the clean state still passes (else it is the sandbox's fault)."""
+        try:
+            broken = self._run_state(cand, with_gold=False, select=self.baseline.stable_passing())
+        except RunInfraError as exc:
+            if exc.reason == "infra:incomplete_report":
+                self._blame(exc, "too_blunt:runner_crash",
+                            "the bug crashes the test runner itself")
+            raise
+        if broken.all_errored():
+            self._blame(RunInfraError("infra:all_tests_error", "broken run: every test errored: "
+                                      + broken.log_tail[-300:]),
+                        "too_blunt:all_tests_error",
+                        "the bug makes every selected test error (an import-time crash)")
+        return broken
 
-        A few baseline-passing tests run with no patch applied; if they pass, the sandbox is
-        sound and the bug broke everything (an import-time crash): too blunt to be a task.
-        """
+    def _blame(self, infra: RunInfraError, reason: str, detail: str) -> None:
+        """Raise a rejection if a few clean-state tests pass (the sandbox is sound and the
+        bug broke everything), else the infrastructure error."""
         sample = set(sorted(self.baseline.stable_passing())[:SANITY_TESTS])
         self.sandbox.reset()
         clean = self.toolchain.run_tests(self.sandbox, timeout=self.settings.timeout, select=sample)
         if not clean.trusted or not_passing(clean, sample):
-            raise RunInfraError("infra:all_tests_error",
-                                f"every test errored, and so do clean-state tests: "
-                                f"{broken.log_tail[-300:]}")
-        raise _Reject(Status.reject, "too_blunt:all_tests_error",
-                      "the bug makes every selected test error (an import-time crash)")
+            raise infra
+        raise _Reject(Status.reject, reason, f"{detail}: {str(infra)[-300:]}")
 
     def _oracle(self, cand: Candidate, f2p: list[str], p2p: list[str]) -> None:
         wanted = set(f2p) | set(p2p)
