@@ -1,0 +1,86 @@
+"""Operator mutators: flip a comparison, swap an arithmetic or a boolean operator."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from tree_sitter import Node
+
+from repogym.generators.mutators.base import MUTATORS, NodeMutator, Site, replace_node, text
+
+COMPARISON_FLIPS: dict[str, str] = {
+    "<": ">=", ">=": "<", ">": "<=", "<=": ">",
+    "==": "!=", "!=": "==",
+    "is": "is not", "is not": "is",
+    "in": "not in", "not in": "in",
+}
+ARITHMETIC_SWAPS: dict[str, str] = {
+    "+": "-", "-": "+", "*": "/", "/": "*", "//": "*", "%": "//",
+    "+=": "-=", "-=": "+=", "*=": "/=", "/=": "*=", "//=": "*=", "%=": "//=",
+}
+BOOLEAN_SWAPS: dict[str, str] = {"and": "or", "or": "and"}
+_STRINGS = frozenset({"string", "concatenated_string"})
+
+
+def _operator_key(node: Node) -> str:
+    """An operator's text with inner whitespace normalised (``not  in`` -> ``not in``)."""
+    return " ".join(text(node).split())
+
+
+def _swap(op: Node, table: dict[str, str], at: Node) -> Iterator[Site]:
+    key = _operator_key(op)
+    if key in table:
+        yield replace_node(op, table[key], f"`{key}` replaced by `{table[key]}`", at)
+
+
+@MUTATORS.register("comparison_flip")
+class ComparisonFlip(NodeMutator):
+    """``<``↔``>=``, ``>``↔``<=``, ``==``↔``!=``, ``is``↔``is not``, ``in``↔``not in``.
+
+    Each operator of a chained comparison is its own site.
+    """
+
+    node_types = frozenset({"comparison_operator"})
+
+    def visit(self, node: Node, source: bytes) -> Iterator[Site]:
+        """One site per comparison operator."""
+        for op in node.children_by_field_name("operators"):
+            yield from _swap(op, COMPARISON_FLIPS, op)
+
+
+@MUTATORS.register("arithmetic_swap")
+class ArithmeticSwap(NodeMutator):
+    """``+``↔``-``, ``*``↔``/``, ``//``→``*``, ``%``→``//`` (and their augmented forms).
+
+    String building is left alone: ``+`` with a string literal operand and ``%`` with a
+    string literal on its left (``"%s" % x``) would only raise ``TypeError``.
+    """
+
+    node_types = frozenset({"binary_operator", "augmented_assignment"})
+
+    def visit(self, node: Node, source: bytes) -> Iterator[Site]:
+        """One site for the node's operator, unless it builds a string."""
+        op = node.child_by_field_name("operator")
+        left = node.child_by_field_name("left")
+        right = node.child_by_field_name("right")
+        if op is None or left is None or right is None:
+            return
+        key = _operator_key(op)
+        if key in ("+", "+=") and (left.type in _STRINGS or right.type in _STRINGS):
+            return
+        if key in ("%", "%=") and left.type in _STRINGS:
+            return
+        yield from _swap(op, ARITHMETIC_SWAPS, op)
+
+
+@MUTATORS.register("boolean_swap")
+class BooleanSwap(NodeMutator):
+    """``and``↔``or``."""
+
+    node_types = frozenset({"boolean_operator"})
+
+    def visit(self, node: Node, source: bytes) -> Iterator[Site]:
+        """One site for the node's operator."""
+        op = node.child_by_field_name("operator")
+        if op is not None:
+            yield from _swap(op, BOOLEAN_SWAPS, op)
