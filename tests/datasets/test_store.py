@@ -111,8 +111,8 @@ def test_partition_dirs_and_repo_column_inside_files(store: DatasetStore) -> Non
     store.write([make_judged(1, repo="acme__calc"), make_judged(2, repo="org/other"),
                  make_judged(3, repo="acme__calc", status=Status.reject)])
     tasks = store.root / "tasks"
-    assert sorted(p.name for p in tasks.iterdir()) == ["repo=acme__calc", "repo=org%2Fother"]
-    assert (store.root / "rejected" / "repo=acme__calc").is_dir()
+    assert sorted(p.name for p in tasks.iterdir()) == ["acme__calc", "org%2Fother"]
+    assert (store.root / "rejected" / "acme__calc").is_dir()
     for path in parquet_files(store.root):
         assert path.name.startswith("part-")
         single = pq.read_table(path)  # one file on its own, no partition discovery
@@ -130,7 +130,7 @@ def test_read_one_repo(store: DatasetStore) -> None:
 
 def test_loads_with_pyarrow_dataset(store: DatasetStore) -> None:
     store.write([make_judged(i, repo=r) for i, r in enumerate(["a", "b", "org/c"])])
-    data = pads.dataset(store.root / "tasks", format="parquet", partitioning="hive").to_table()
+    data = pads.dataset(store.root / "tasks", format="parquet").to_table()
     assert sorted(map(str, data.column("repo").to_pylist())) == ["a", "b", "org/c"]
     assert set(TASK_SCHEMA.names) <= set(data.column_names)
     explicit = pads.dataset(store.root / "tasks", format="parquet", schema=TASK_SCHEMA)

@@ -55,7 +55,10 @@ def test_rerun_adds_no_duplicates(corpus):
 
 def junit_outcomes(container, tests: list[str]) -> dict[str, bool]:
     cmd = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "--junitxml=/tmp/j.xml", *tests]
-    container.exec_run(cmd, workdir="/repo", user="repogym")
+    # no .pyc: a bug and its fix of equal size, written in the same second, would otherwise
+    # be served from a stale cache
+    container.exec_run(cmd, workdir="/repo", user="repogym",
+                       environment={"PYTHONDONTWRITEBYTECODE": "1"})
     _, xml = container.exec_run(["cat", "/tmp/j.xml"])
     passed = {}
     for case in ET.fromstring(xml).iter("testcase"):

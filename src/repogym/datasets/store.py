@@ -5,12 +5,14 @@ Layout (the schema of every part file is :data:`~repogym.schemas.arrow.TASK_SCHE
     <root>/
       manifest.json                          counts and versions, rewritten after every write
       .lock                                  fcntl lock file that serialises writers
-      tasks/repo=<repo>/part-<utc>-<hash8>.parquet      accepted tasks
-      rejected/repo=<repo>/part-<utc>-<hash8>.parquet   every other verdict, with its reason
+      tasks/<repo>/part-<utc>-<hash8>.parquet      accepted tasks
+      rejected/<repo>/part-<utc>-<hash8>.parquet   every other verdict, with its reason
 
-``<repo>`` is URI-encoded in the directory name (``pyarrow.dataset``'s hive partitioning
-decodes it); the ``repo`` column is also stored inside every file, because HF ``datasets``
-drops hive partition columns. ``<utc>`` is ``YYYYMMDDTHHMMSSffffffZ`` and ``<hash8>`` a hash
+``<repo>`` is URI-encoded in the directory name. The partition is by directory but *not*
+hive-style (``repo=<repo>``): the ``repo`` column is stored inside every file (HF
+``datasets`` drops hive partition columns), and a hive directory beside it makes pandas
+infer a second, dictionary-typed ``repo`` that cannot be merged with it. Plain directory
+names let every reader see exactly the columns of the files. ``<utc>`` is ``YYYYMMDDTHHMMSSffffffZ`` and ``<hash8>`` a hash
 of the file's instance ids.
 
 Guarantees:
@@ -97,8 +99,9 @@ def table_for(status: Status) -> TableName:
 
 
 def partition_dirname(repo: str) -> str:
-    """``repo=<repo>``, URI-encoded so any repository name is one safe path segment."""
-    return "repo=" + quote(repo, safe="")
+    """``<repo>``, URI-encoded so any repository name is one safe, non-hidden path segment."""
+    encoded = quote(repo, safe="")
+    return "%2E" + encoded[1:] if encoded.startswith(".") else encoded
 
 
 def is_part_file(path: Path) -> bool:
@@ -247,7 +250,7 @@ class DatasetStore:
     def _remove_temp_files(self) -> None:
         """Delete ``.tmp-*`` left by crashed writers. Only safe while holding the lock."""
         candidates = [*self.root.glob(f"{TMP_PREFIX}*"),
-                      *self.root.glob(f"*/repo=*/{TMP_PREFIX}*")]
+                      *self.root.glob(f"*/*/{TMP_PREFIX}*")]
         for path in candidates:
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
@@ -271,7 +274,7 @@ class DatasetStore:
         if repo is not None:
             dirs = [base / partition_dirname(repo)]
         else:
-            dirs = sorted(base.glob("repo=*"))
+            dirs = sorted(d for d in base.iterdir() if d.is_dir()) if base.is_dir() else []
         return sorted(p for d in dirs if d.is_dir() for p in d.iterdir() if is_part_file(p))
 
     def read(self, table: TableName = "tasks", repo: str | None = None) -> pa.Table:
