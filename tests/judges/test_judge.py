@@ -14,14 +14,41 @@ from repogym.repos import clone
 from repogym.sandboxes import get_provider
 from repogym.schemas.records import Candidate, CandidateKind, RepoSpec, Status
 from repogym.toolchains import PythonToolchain
-from tests.conftest import TINY_PROJECT
+from tests.conftest import TINY_PROJECT, git
 
 OPS = TINY_PROJECT["tinycalc/ops.py"]
+TESTS = TINY_PROJECT["tests/test_ops.py"]
+# the parent commit of the repo's HEAD: first_n is off by one and untested
+OLD_PROJECT = {**TINY_PROJECT,
+               "tinycalc/ops.py": OPS.replace("[:n]", "[:n + 1]"),
+               "tests/test_ops.py": TESTS.split("def test_first_n")[0] + "def test_is_even" +
+               TESTS.split("def test_is_even")[1]}
+
+
+def commit_files(root: Path, files: dict[str, str], message: str, init: bool = False) -> None:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    if init:
+        git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", message)
+
+
+def mined(test_patch: str | None = None) -> Candidate:
+    gold = unified_diff("tinycalc/ops.py", OLD_PROJECT["tinycalc/ops.py"], OPS)
+    tests = unified_diff("tests/test_ops.py", OLD_PROJECT["tests/test_ops.py"], TESTS)
+    return Candidate(kind=CandidateKind.mined, repo="tinycalc", base_commit=COMMIT["parent"],
+                     bug_patch="", gold_patch=gold,
+                     test_patch=tests if test_patch is None else test_patch, generator="mined")
+
+
+COMMIT: dict[str, str] = {}  # the tiny repo's commit, set by the fixture
 
 
 def bug(new_ops: str, *, gold: str | None = None) -> Candidate:
     patch = unified_diff("tinycalc/ops.py", OPS, new_ops)
-    return Candidate(kind=CandidateKind.synthetic, repo="tinycalc", base_commit="0" * 40,
+    return Candidate(kind=CandidateKind.synthetic, repo="tinycalc", base_commit=COMMIT["head"],
                      bug_patch=patch, gold_patch=gold if gold is not None else reverse_diff(patch),
                      generator="test", files=("tinycalc/ops.py",))
 
@@ -33,14 +60,12 @@ def world(request, tmp_path_factory):
     out = tmp_path_factory.mktemp("judge")
     src = out / "tinycalc"
     src.mkdir()
-    for rel, text in TINY_PROJECT.items():
-        (src / rel).parent.mkdir(parents=True, exist_ok=True)
-        (src / rel).write_text(text)
-    import subprocess
-    subprocess.run("git init -q -b main && git add -A && git -c user.name=t -c user.email=t@e "
-                   "commit -qm init", shell=True, cwd=src, check=True)
+    commit_files(src, OLD_PROJECT, "before the fix", init=True)  # history for mined tasks
+    COMMIT["parent"] = git(src, "rev-parse", "HEAD")
+    commit_files(src, TINY_PROJECT, "fix first_n, with a test")
     settings = Settings(out=out / "data", provider=request.param)
     checkout = clone(RepoSpec(source=str(src)), settings.cache_dir)
+    COMMIT["head"] = checkout.commit
     tc = PythonToolchain()
     provider = get_provider(request.param, settings)
     env = provider.build_env(tc.env_spec(checkout, settings.base_image), checkout.path, out / "logs")
@@ -108,3 +133,24 @@ def test_broken_sandbox_is_infra_error_never_a_verdict(world, monkeypatch):
 def test_bug_that_kills_the_runner_is_too_blunt_not_infra(world):
     j = world.judge(bug("import os\nos._exit(3)\n" + OPS))
     assert (j.verdict.status, j.verdict.reason) == (Status.reject, "too_blunt:runner_crash")
+
+
+def test_mined_fix_is_judged_differentially_from_its_parent(world):
+    j = world.judge(mined())
+    assert j.verdict.status is Status.accept, j.verdict
+    assert j.verdict.fail_to_pass == ("tests/test_ops.py::test_first_n",)
+    assert set(j.verdict.pass_to_pass) == {f"tests/test_ops.py::test_{n}" for n in
+                                           ("add", "clamp_low", "clamp_high", "clamp_mid",
+                                            "is_even")}
+
+
+def test_mined_fix_whose_tests_pass_before_is_a_no_op(world):
+    harmless = unified_diff("tests/test_ops.py", OLD_PROJECT["tests/test_ops.py"],
+                            OLD_PROJECT["tests/test_ops.py"] + "\n\ndef test_more():\n    assert True\n")
+    j = world.judge(mined(test_patch=harmless))
+    assert (j.verdict.status, j.verdict.reason) == (Status.reject, "no_op")
+
+
+def test_candidate_from_a_commit_the_env_lacks_is_infra(world):
+    cand = mined().model_copy(update={"base_commit": "0123456789abcdef" * 2 + "01234567"})
+    assert world.judge(cand).verdict.status is Status.infra_error

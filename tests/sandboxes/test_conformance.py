@@ -78,6 +78,9 @@ def built(request: pytest.FixtureRequest,
     tmp = tmp_path_factory.mktemp(f"env-{request.param}")
     provider = make_provider(request.param, request, tmp / "out")
     repo = make_checkout(tmp / "tinycalc")
+    (repo / "NOTES.txt").write_text("second commit\n")  # a history to reset into
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "second")
     spec = make_spec(repo, base_image_of(provider))
     env = provider.build_env(spec, repo, tmp / "logs")
     assert not env.reused
@@ -361,3 +364,21 @@ def test_failing_install_step_raises_install_error(provider: SandboxProvider,
     assert err.log_path == tmp_path / "logs" / "install-1.log" and err.log_path.is_file()
     assert "boom" in err.log_path.read_text() and "boom" in err.tail
     assert (tmp_path / "logs" / "install-0.log").is_file()
+
+
+def test_reset_to_an_earlier_commit_and_back(sb: Sandbox) -> None:
+    parent = sb.exec("git rev-parse HEAD~1", timeout=30).stdout.strip()
+    head = sb.exec("git rev-parse HEAD", timeout=30).stdout.strip()
+    sb.write_file(OPS, "broken = True\n")
+    sb.reset(commit=parent)
+    assert sb.exec("git rev-parse HEAD", timeout=30).stdout.strip() == parent
+    assert not sb.exec("test -e NOTES.txt", timeout=30).ok
+    assert sb.exec("python -c 'import tinycalc.ops'", timeout=60).ok  # install still works
+    sb.reset()
+    assert sb.exec("git rev-parse HEAD", timeout=30).stdout.strip() == head
+    assert sb.read_file("NOTES.txt") == b"second commit\n"
+
+
+def test_reset_to_an_unknown_commit_raises(sb: Sandbox) -> None:
+    with pytest.raises(SandboxError, match="no commit"):
+        sb.reset(commit="0123456789abcdef0123456789abcdef01234567")

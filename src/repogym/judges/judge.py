@@ -8,6 +8,11 @@ For one candidate, in a warm sandbox reset between checks:
    (= stable passing minus F2P) run ``oracle_runs`` times; every one must pass each time,
    else ``reject oracle``.
 
+A candidate from another commit, or with a test patch (mined fixes), is judged
+*differentially*: the whole suite once in the broken state (its base commit + test patch) and
+``oracle_runs`` times with the gold patch; F2P = fail broken and pass in every gold run,
+P2P = pass in both. The baseline (of another commit) is not used.
+
 Anything that says the *infrastructure* failed — the sandbox broke, a run timed out, the
 report is incomplete or inconsistent, every test errored — is ``infra_error``: a statement
 about this attempt, never about the task, so the candidate can be judged again later.
@@ -64,12 +69,16 @@ class Judge:
         iid = cand.instance_id
         broken: TestRun | None = None
         try:
-            broken = self._broken_run(cand)
-            f2p = not_passing(broken, self.baseline.stable_passing())
-            if not f2p:
-                raise _Reject(Status.reject, "no_op", "no baseline-passing test fails with the bug")
-            p2p = sorted(self.baseline.stable_passing() - set(f2p))
-            self._oracle(cand, f2p, p2p)
+            if self.differential(cand):
+                broken, f2p, p2p = self._judge_differential(cand)
+            else:
+                broken = self._broken_run(cand, self.baseline.stable_passing())
+                f2p = not_passing(broken, self.baseline.stable_passing())
+                if not f2p:
+                    raise _Reject(Status.reject, "no_op",
+                                  "no baseline-passing test fails with the bug")
+                p2p = sorted(self.baseline.stable_passing() - set(f2p))
+                self._oracle(cand, f2p, p2p)
         except _Reject as r:
             return Judgement(Verdict(instance_id=iid, status=r.status, reason=r.reason,
                                      detail=r.detail, seconds=_since(start)), broken)
@@ -83,27 +92,49 @@ class Judge:
                                  pass_to_pass=tuple(p2p), evidence=evidence,
                                  seconds=_since(start)), broken)
 
-    def _run_state(self, cand: Candidate, *, with_gold: bool, select: set[str]) -> TestRun:
+    def differential(self, cand: Candidate) -> bool:
+        """Judge against the candidate's own states (not the baseline) when it starts from
+        another commit or brings test changes: the baseline says nothing about those."""
+        return bool(cand.test_patch.strip()) or cand.base_commit != self.baseline.commit
+
+    def _judge_differential(self, cand: Candidate) -> tuple[TestRun, list[str], list[str]]:
+        """Whole suite in the broken state once and in the gold state K times.
+
+        F2P: fail (or are missing) when broken, pass in every gold run. P2P: pass in both.
+        A test that disagrees between gold runs is flaky and in neither list.
+        """
+        broken = self._broken_run(cand, None)
+        golds = [self._run_state(cand, with_gold=True, select=None)
+                 for _ in range(self.settings.oracle_runs)]
+        always = set.intersection(*(g.passing() for g in golds))
+        f2p = not_passing(broken, always)
+        if not f2p:
+            raise _Reject(Status.reject, "no_op", "no test fails before the fix and passes after")
+        return broken, f2p, sorted(always & broken.passing())
+
+    def _run_state(self, cand: Candidate, *, with_gold: bool,
+                   select: set[str] | None) -> TestRun:
         sb = self.sandbox
-        sb.reset()
+        sb.reset(commit=None if cand.base_commit == self.baseline.commit else cand.base_commit)
         if not sb.apply_patch(cand.test_patch):
             raise _Reject(Status.reject, "test_patch_does_not_apply")
         if not sb.apply_patch(cand.bug_patch):
             raise _Reject(Status.reject, "bug_patch_does_not_apply")
         if with_gold and not sb.apply_patch(cand.gold_patch):
             raise _Reject(Status.reject, "gold_patch_does_not_apply")
-        run = self.toolchain.run_tests(sb, timeout=self.settings.timeout, select=sorted(select))
+        run = self.toolchain.run_tests(sb, timeout=self.settings.timeout,
+                                       select=None if select is None else sorted(select))
         _infra_check(run, "gold" if with_gold else "broken")
         if with_gold and run.all_errored():
             raise RunInfraError("infra:all_tests_error",
                                 f"gold run: every test errored: {run.log_tail[-300:]}")
         return run
 
-    def _broken_run(self, cand: Candidate) -> TestRun:
+    def _broken_run(self, cand: Candidate, select: set[str] | None) -> TestRun:
         """The broken state's run; a crash of the runner or of every test is blamed on the
         bug only when the clean state still passes (else it is the sandbox's fault)."""
         try:
-            broken = self._run_state(cand, with_gold=False, select=self.baseline.stable_passing())
+            broken = self._run_state(cand, with_gold=False, select=select)
         except RunInfraError as exc:
             if exc.reason == "infra:incomplete_report":
                 self._blame(exc, "too_blunt:runner_crash",

@@ -123,13 +123,18 @@ class Sandbox(ABC):
         """
 
     @abstractmethod
-    def reset(self) -> None:
+    def reset(self, commit: str | None = None) -> None:
         """Return to the environment's clean state: tracked files as committed, untracked
         files removed (except what the install left behind, which is restored), stray
         processes killed, scratch space emptied.
 
+        Args:
+            commit: check out this commit of the repository's history instead of the
+                environment's own (mined tasks start from a fix's parent). The caller
+                vouches that its dependencies match the environment's.
+
         Raises:
-            SandboxError: the sandbox could not be reset (callers should discard it).
+            SandboxError: the sandbox could not be reset, or has no such commit.
         """
 
     @abstractmethod

@@ -102,7 +102,7 @@ find /tmp {SCRATCH} -mindepth 1 -delete 2>/dev/null || true
 cd {REPO_DIR}
 if [ -d .git ]; then rm -rf .git/info .git/hooks .git/index.lock; fi
 tar -xf {STATE}/git-meta.tar --unlink-first
-{GIT} reset -q --hard "$(cat {STATE}/commit)"
+{GIT} reset -q --hard "${{REPOGYM_COMMIT:-$(cat {STATE}/commit)}}"
 {GIT} clean -ffdxq
 tar -xf {STATE}/post-install.tar
 find {HOME} -mindepth 1 -delete
@@ -440,16 +440,20 @@ class DockerSandbox(Sandbox):
             self.exec(["rm", "-f", staged], timeout=60, user="root")
         return data or b""
 
-    def reset(self) -> None:
-        """Back to the image's clean state in one root exec; a fresh container if the
-        current one was killed, stopped, or the in-place reset fails."""
+    def reset(self, commit: str | None = None) -> None:
+        """Back to the image's clean state (at ``commit`` if given) in one root exec; a fresh
+        container if the current one was killed, stopped, or the in-place reset fails."""
         if self.closed:
             raise SandboxError("the sandbox is closed")
         if self.broken or not self._running():
             self._replace()
-            return
+            if commit is None:
+                return
+        if commit is not None:
+            self._check_commit(commit)
+        env = {"REPOGYM_COMMIT": commit} if commit else None
         try:
-            res = self.exec(RESET_SCRIPT, timeout=120, user="root")
+            res = self.exec(RESET_SCRIPT, timeout=120, user="root", env=env)
         except SandboxError as exc:
             res = None
             log.warning("in-place reset failed (%s); replacing the container", exc)
@@ -458,6 +462,19 @@ class DockerSandbox(Sandbox):
                 log.warning("in-place reset failed (%s); replacing the container",
                             (res.stderr or res.stdout).strip()[-500:])
             self._replace()
+            if commit is not None:
+                self._must_reset_to(commit)
+
+    def _check_commit(self, commit: str) -> None:
+        res = self.exec(f"{GIT} cat-file -e {shlex.quote(commit + '^{commit}')}", timeout=60,
+                        user="root")
+        if not res.ok:
+            raise SandboxError(f"the environment's repository has no commit {commit[:12]}")
+
+    def _must_reset_to(self, commit: str) -> None:
+        res = self.exec(RESET_SCRIPT, timeout=120, user="root", env={"REPOGYM_COMMIT": commit})
+        if not res.ok:
+            raise SandboxError(f"cannot reset to {commit[:12]}: {res.stderr.strip()[-300:]}")
 
     def _running(self) -> bool:
         if self.container is None:

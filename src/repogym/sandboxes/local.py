@@ -280,13 +280,13 @@ class LocalSandbox(Sandbox):
                     pass
             time.sleep(0.02)
 
-    def reset(self) -> None:
-        """Kill stray processes, ``git reset --hard`` to the env's commit, ``git clean
-        -ffdx``, restore the post-install snapshot, empty the scratch directory."""
+    def reset(self, commit: str | None = None) -> None:
+        """Kill stray processes, ``git reset --hard`` to the env's commit (or ``commit``),
+        ``git clean -ffdx``, restore the post-install snapshot, empty the scratch directory."""
         self._check_open()
         self.kill_processes()
         try:
-            restore_repo(self.root)
+            restore_repo(self.root, commit)
             shutil.rmtree(self.scratch, ignore_errors=True)
             self.scratch.mkdir()
         except (OSError, subprocess.CalledProcessError, tarfile.TarError) as exc:
@@ -312,10 +312,19 @@ def _git(repo: Path, *args: str) -> str:
     return proc.stdout
 
 
-def restore_repo(root: Path) -> None:
-    """``repo/`` back to the commit plus the post-install snapshot."""
+def restore_repo(root: Path, commit: str | None = None) -> None:
+    """``repo/`` back to the env's commit (or ``commit``) plus the post-install snapshot.
+
+    Raises:
+        SandboxError: the repository has no such commit.
+    """
     repo = root / "repo"
-    commit = (root / "commit").read_text().strip()
+    if commit is not None:
+        check = subprocess.run([*_GIT, "cat-file", "-e", f"{commit}^{{commit}}"], cwd=repo,
+                               capture_output=True)
+        if check.returncode != 0:
+            raise SandboxError(f"the environment's repository has no commit {commit[:12]}")
+    commit = commit or (root / "commit").read_text().strip()
     _git(repo, "reset", "-q", "--hard", commit)
     _git(repo, "clean", "-ffdxq")
     with tarfile.open(root / "post-install.tar") as tar:
