@@ -24,7 +24,7 @@ app = typer.Typer(help="Turn repositories into verifiable RL coding tasks.", no_
 base_app = typer.Typer(help="The base image sandboxes start from.", no_args_is_help=True)
 app.add_typer(base_app, name="base-image")
 console = Console(stderr=True)
-STAGES = ("clone", "env", "baseline", "generate", "judge", "write")
+STAGES = ("clone", "env", "baseline", "coverage", "generate", "judge", "write")
 
 
 def _settings(out: Optional[Path], **overrides: object) -> Settings:

@@ -7,6 +7,7 @@ Each function takes typed inputs and returns typed outputs; none knows about Pre
 
 from __future__ import annotations
 
+import logging
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -21,11 +22,13 @@ from repogym.judges.judge import Judge, JudgeSettings
 from repogym.repos import clone
 from repogym.sandboxes import get_provider
 from repogym.sandboxes.base import Limits, SandboxProvider
-from repogym.schemas.records import (Baseline, Candidate, Checkout, EnvImage, EnvSpec, Judged,
-                                     RepoSpec, Status, Verdict)
+from repogym.errors import TestRunError
+from repogym.schemas.records import (Baseline, Candidate, Checkout, CoverageMap, EnvImage,
+                                     EnvSpec, Judged, RepoSpec, Status, Verdict)
 from repogym.toolchains import detect_toolchain
 from repogym.toolchains.base import Toolchain
 
+log = logging.getLogger(__name__)
 Progress = Callable[[str, int, int], None]
 T = TypeVar("T")
 # How a stage is executed: directly (default), or as a Prefect task (flows/repo_flow.py).
@@ -101,9 +104,38 @@ def baseline_in(provider: SandboxProvider, env: EnvImage, prepared: Prepared,
                                runs=settings.baseline_runs, timeout=settings.test_timeout)
 
 
-def generate(prepared: Prepared, settings: Settings) -> list[Candidate]:
+def coverage_in(provider: SandboxProvider, env: EnvImage, prepared: Prepared, base: Baseline,
+                settings: Settings) -> CoverageMap | None:
+    """Per-test coverage at the pinned commit, cached by env image; None if unmeasurable."""
+    path = settings.cache_dir / "coverage" / f"{prepared.checkout.name}-{env.spec.digest()}.json"
+    if path.exists():
+        return CoverageMap.model_validate_json(path.read_text())
+    try:
+        with provider.open(env, limits_for(settings)) as sandbox:
+            sandbox.reset()
+            cov = prepared.toolchain.coverage(sandbox, timeout=settings.test_timeout * 3,
+                                              select=sorted(base.stable_passing()))
+    except TestRunError as exc:
+        log.warning("%s: no per-test coverage, mutating every line: %s",
+                    prepared.checkout.name, str(exc).splitlines()[0])
+        return None
+    if cov is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(cov.model_dump_json())
+        tmp.replace(path)
+    return cov
+
+
+def target_lines(cov: CoverageMap | None, base: Baseline) -> dict[str, set[int]] | None:
+    """Lines some stable passing test executes (None: no coverage, target everything)."""
+    return None if cov is None else cov.lines_covered_by(base.stable_passing())
+
+
+def generate(prepared: Prepared, settings: Settings,
+             lines: dict[str, set[int]] | None = None) -> list[Candidate]:
     return synthetic_candidates(prepared.checkout, prepared.toolchain, seed=settings.seed,
-                                max_candidates=settings.max_candidates)
+                                max_candidates=settings.max_candidates, lines=lines)
 
 
 def unseen(candidates: Sequence[Candidate], store: DatasetStore) -> list[Candidate]:
@@ -170,8 +202,9 @@ def run_repo(spec: RepoSpec, settings: Settings, progress: Progress = _quiet,
     summary.image = env.ref
     base = timer("baseline", lambda: baseline_in(provider, env, prepared, settings))
     record_baseline_stats(summary, base)
+    cov = timer("coverage", lambda: coverage_in(provider, env, prepared, base, settings))
     store = DatasetStore(settings.out)
-    cands = timer("generate", lambda: generate(prepared, settings))
+    cands = timer("generate", lambda: generate(prepared, settings, target_lines(cov, base)))
     todo = unseen(cands, store)
     summary.candidates, summary.skipped_seen = len(cands), len(cands) - len(todo)
     judged = timer("judge", lambda: judge_all(provider, env, prepared, base, todo, settings, progress))

@@ -47,7 +47,7 @@ def test_requirements_only_repo(tmp_path):
 def test_local_modules_are_not_pip_installed(tmp_path):
     write(tmp_path, {"setup.py": "", "mypkg/__init__.py": "", "tests/helpers.py": "",
                      "tests/test_a.py": "import mypkg\nimport helpers\nimport os\n"})
-    assert "python -m pip install -q pytest" in PythonToolchain().install_steps(tmp_path)
+    assert "python -m pip install -q pytest pytest-cov" in PythonToolchain().install_steps(tmp_path)
 
 
 def test_config_plugins_are_spotted():

@@ -20,7 +20,8 @@ from repogym.schemas.records import RepoSpec
 
 T = TypeVar("T")
 
-TAGS = {"env": ["docker-build"], "baseline": ["docker"], "judge": ["docker"]}
+TAGS = {"env": ["docker-build"], "baseline": ["docker"], "coverage": ["docker"],
+        "judge": ["docker"]}
 
 
 def prefect_stage(stage: str, fn: Callable[[], T]) -> T:

@@ -212,7 +212,8 @@ def _candidates(kind: str, files: Sequence[_File],
                 continue
             node = site.node(file.tree, file.source)
             function = enclosing_function(node) if node is not None else None
-            if node is None or function is None or not in_runtime_code(node):
+            if node is None or function is None or not in_runtime_code(
+                    node, defaults=mutator.edits_defaults):
                 continue
             yield _Candidate(kind, file, site, function)
 

@@ -156,6 +156,25 @@ class Baseline(Record):
         return set(self.passing) - set(self.flaky)
 
 
+class CoverageMap(Record):
+    """Which tests execute which lines: file (repo-relative) -> line -> test node ids.
+
+    Only lines some test executes are present; lines run at import or collection time
+    belong to no test.
+    """
+
+    files: dict[str, dict[int, tuple[str, ...]]]
+
+    def lines_covered_by(self, tests: set[str]) -> dict[str, set[int]]:
+        """Per file, the lines at least one of ``tests`` executes."""
+        out: dict[str, set[int]] = {}
+        for path, lines in self.files.items():
+            hit = {ln for ln, ts in lines.items() if tests.intersection(ts)}
+            if hit:
+                out[path] = hit
+        return out
+
+
 class CandidateKind(str, Enum):
     synthetic = "synthetic"
     mined = "mined"

@@ -13,7 +13,7 @@ from typing import ClassVar, Sequence
 
 from repogym.registry import Registry
 from repogym.sandboxes.base import Sandbox
-from repogym.schemas.records import Checkout, EnvSpec, TestRun
+from repogym.schemas.records import Checkout, CoverageMap, EnvSpec, TestRun
 
 
 class Toolchain(ABC):
@@ -47,6 +47,17 @@ class Toolchain(ABC):
         Raises:
             SandboxError: the sandbox broke.
         """
+
+
+    def coverage(self, sandbox: Sandbox, *, timeout: float,
+                 select: Sequence[str] | None = None) -> CoverageMap | None:
+        """Per-test line coverage of one run, or None when the toolchain cannot measure it
+        (generators then target every runtime line).
+
+        Raises:
+            TestRunError: the coverage run was unusable.
+        """
+        return None
 
 
 TOOLCHAINS: Registry[type[Toolchain]] = Registry("toolchain")

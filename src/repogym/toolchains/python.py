@@ -10,7 +10,7 @@ Install recipe (heuristic, no LLM), run in the repository with the env's venv fi
 3. test requirement files (``requirements-test.txt``, ``requirements/test*.txt``, ...), and
    ``requirements.txt`` when there is no project metadata; PEP 735 dependency groups
    ``test``/``tests``/``dev``; tox ``[testenv] deps`` without substitutions;
-4. pytest, plus plugins the configuration needs (``--cov`` -> pytest-cov, ``-n`` ->
+4. pytest and pytest-cov (for the baseline's per-test coverage), plus plugins the configuration needs (``--cov`` -> pytest-cov, ``-n`` ->
    pytest-xdist, ``timeout`` -> pytest-timeout), plus third-party modules the tests import
    that nothing above installed (best effort: one failing name does not fail the step);
 5. the project again, editable and without dependencies: a test tool may depend on the
@@ -39,12 +39,13 @@ from importlib import resources
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from repogym.errors import NoTestsError
+from repogym.errors import NoTestsError, TestRunError
 from repogym.sandboxes.base import Sandbox
-from repogym.schemas.records import Checkout, EnvSpec, Outcome, TestResult, TestRun
+from repogym.schemas.records import (Checkout, CoverageMap, EnvSpec, Outcome, TestResult,
+                                     TestRun)
 from repogym.toolchains.base import TOOLCHAINS, Toolchain
 
-RECIPE_VERSION = "py-2"
+RECIPE_VERSION = "py-3"
 TEST_EXTRAS = ("test", "tests", "testing", "dev")
 TEST_REQUIREMENT_FILES = (
     "requirements-test.txt", "requirements_test.txt", "test-requirements.txt",
@@ -232,7 +233,7 @@ class PythonToolchain(Toolchain):
         return steps
 
     def _test_tools_step(self, repo: Path) -> str:
-        required = ["pytest", *needed_plugins(pytest_config_text(repo))]
+        required = ["pytest", "pytest-cov", *needed_plugins(pytest_config_text(repo))]
         local = top_level_names(repo)
         conftests = [p for p in _walk_py(repo) if p.name == "conftest.py"]
         imports = imported_modules([*self.test_files(repo), *conftests])
@@ -253,6 +254,26 @@ class PythonToolchain(Toolchain):
     def run_tests(
         self, sandbox: Sandbox, *, timeout: float, select: Sequence[str] | None = None
     ) -> TestRun:
+        run, _ = self._pytest(sandbox, timeout=timeout, select=select)
+        return run
+
+    def coverage(self, sandbox: Sandbox, *, timeout: float,
+                 select: Sequence[str] | None = None) -> CoverageMap:
+        """One run under pytest-cov with per-test contexts: which tests execute which lines.
+
+        Lines run outside any test (at import or collection) belong to no test here.
+
+        Raises:
+            TestRunError: the run or its coverage report is unusable.
+        """
+        run, cov = self._pytest(sandbox, timeout=timeout, select=select, coverage=True)
+        if not run.trusted or cov is None:
+            why = "; ".join(run.problems) or "no coverage report"
+            raise TestRunError(f"coverage run unusable: {why}: {run.log_tail[-500:]}")
+        return parse_coverage(cov)
+
+    def _pytest(self, sandbox: Sandbox, *, timeout: float, select: Sequence[str] | None,
+                coverage: bool = False) -> tuple[TestRun, bytes | None]:
         scratch = sandbox.scratch_path()
         nonce = secrets.token_hex(16)
         report = f"{scratch}/r-{secrets.token_hex(8)}.jsonl"
@@ -265,15 +286,50 @@ class PythonToolchain(Toolchain):
                "PYTHONDONTWRITEBYTECODE": "1"}
         cmd = ("python -m pytest -p repogym_report -p no:cacheprovider "
                "--continue-on-collection-errors -q -rN --color=no")
+        if coverage:
+            sandbox.write_file(f"{scratch}/coveragerc", COVERAGE_RC.format(data=f"{scratch}/.cov"))
+            cmd += (f" --cov=. --cov-context=test --cov-config={scratch}/coveragerc"
+                    f" --cov-report=json:{scratch}/cov.json")
         result = sandbox.exec(cmd, timeout=timeout, env=env)
-        try:
-            raw = sandbox.read_file(report).decode("utf-8", errors="replace")
-        except FileNotFoundError:
-            raw = ""
+        raw = _read_or_empty(sandbox, report).decode("utf-8", errors="replace")
+        cov = _read_or_empty(sandbox, f"{scratch}/cov.json") if coverage else b""
         sandbox.exec(["rm", "-rf", scratch], timeout=30)
         log = (result.stdout + result.stderr)[-4000:]
-        return parse_report(raw, nonce=nonce, exit_code=result.exit_code,
-                            duration=result.duration, timed_out=result.timed_out, log_tail=log)
+        run = parse_report(raw, nonce=nonce, exit_code=result.exit_code,
+                           duration=result.duration, timed_out=result.timed_out, log_tail=log)
+        return run, (cov or None)
+
+
+COVERAGE_RC = """[run]
+data_file = {data}
+[json]
+show_contexts = True
+"""
+
+
+def _read_or_empty(sandbox: Sandbox, path: str) -> bytes:
+    try:
+        return sandbox.read_file(path)
+    except FileNotFoundError:
+        return b""
+
+
+def parse_coverage(raw: bytes) -> CoverageMap:
+    """coverage.py's JSON report (with contexts) -> file -> line -> test node ids."""
+    try:
+        files = json.loads(raw)["files"]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise TestRunError(f"coverage report unreadable: {exc}") from None
+    out: dict[str, dict[int, tuple[str, ...]]] = {}
+    for path, data in files.items():
+        lines = {}
+        for line, contexts in (data.get("contexts") or {}).items():
+            tests = sorted({c.rsplit("|", 1)[0] for c in contexts if c})
+            if tests:
+                lines[int(line)] = tuple(tests)
+        if lines:
+            out[path] = lines
+    return CoverageMap(files=out)
 
 
 class _Acc:

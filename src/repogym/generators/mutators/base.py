@@ -58,9 +58,13 @@ class Mutator(ABC):
     """A kind of bug, registered by name in :data:`MUTATORS`.
 
     ``name`` is set by the registry; it is stored in every mutation the mutator makes.
+    ``edits_defaults`` says whether its sites may lie in parameter default values, the one
+    part of a signature that acts at call time (see
+    :func:`~repogym.generators.mutators.runtime.in_default_value`).
     """
 
     name: ClassVar[str]
+    edits_defaults: ClassVar[bool] = False
 
     @abstractmethod
     def sites(self, tree: Tree, source: bytes) -> Iterator[Site]:

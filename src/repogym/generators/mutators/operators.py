@@ -1,8 +1,9 @@
-"""Operator mutators: flip a comparison, swap an arithmetic or a boolean operator."""
+"""Operator mutators: flip a comparison or a membership/identity test, swap an arithmetic
+or a boolean operator."""
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import ClassVar, Iterator
 
 from tree_sitter import Node
 
@@ -11,8 +12,10 @@ from repogym.generators.mutators.base import MUTATORS, NodeMutator, Site, replac
 COMPARISON_FLIPS: dict[str, str] = {
     "<": ">=", ">=": "<", ">": "<=", "<=": ">",
     "==": "!=", "!=": "==",
-    "is": "is not", "is not": "is",
+}
+MEMBERSHIP_FLIPS: dict[str, str] = {
     "in": "not in", "not in": "in",
+    "is": "is not", "is not": "is",
 }
 ARITHMETIC_SWAPS: dict[str, str] = {
     "+": "-", "-": "+", "*": "/", "/": "*", "//": "*", "%": "//",
@@ -33,19 +36,30 @@ def _swap(op: Node, table: dict[str, str], at: Node) -> Iterator[Site]:
         yield replace_node(op, table[key], f"`{key}` replaced by `{table[key]}`", at)
 
 
-@MUTATORS.register("comparison_flip")
-class ComparisonFlip(NodeMutator):
-    """``<``↔``>=``, ``>``↔``<=``, ``==``↔``!=``, ``is``↔``is not``, ``in``↔``not in``.
-
-    Each operator of a chained comparison is its own site.
-    """
+class _OperatorFlip(NodeMutator):
+    """Flips the operators of a comparison that are in :attr:`table`."""
 
     node_types = frozenset({"comparison_operator"})
+    table: ClassVar[dict[str, str]]
 
     def visit(self, node: Node, source: bytes) -> Iterator[Site]:
-        """One site per comparison operator."""
+        """One site per operator in the table (each of a chain is its own site)."""
         for op in node.children_by_field_name("operators"):
-            yield from _swap(op, COMPARISON_FLIPS, op)
+            yield from _swap(op, self.table, op)
+
+
+@MUTATORS.register("comparison_flip")
+class ComparisonFlip(_OperatorFlip):
+    """``<``↔``>=``, ``>``↔``<=``, ``==``↔``!=``."""
+
+    table = COMPARISON_FLIPS
+
+
+@MUTATORS.register("membership_flip")
+class MembershipFlip(_OperatorFlip):
+    """``in``↔``not in``, ``is``↔``is not``."""
+
+    table = MEMBERSHIP_FLIPS
 
 
 @MUTATORS.register("arithmetic_swap")

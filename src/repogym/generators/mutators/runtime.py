@@ -14,7 +14,15 @@ Excluded wherever they appear (the whole subtree is skipped):
   ``log.*``, ``self.logger.*``, ...), and statements made of them;
 * assignments to ``__all__``;
 * ``if TYPE_CHECKING:`` and ``if __name__ == "__main__":`` blocks (with their else);
-* ``raise NotImplementedError``.
+* ``raise NotImplementedError``;
+* unreachable statements: those after an unconditional ``return``, ``raise``,
+  ``continue`` or ``break`` in the same block.
+
+Parameter default values are the one exception to the rule that a signature is off
+limits: they run when the function is defined but act on every call, so a mutator that
+says so (``Mutator.edits_defaults``) may change them (see :func:`in_default_value`),
+unless the function is a stub (its body does nothing, e.g. only ``...`` or
+``raise NotImplementedError``) or an ``@overload``.
 """
 
 from __future__ import annotations
@@ -29,6 +37,10 @@ _ALWAYS_EXCLUDED = frozenset({"comment", "decorator", "type", "parameters"})
 _STRINGS = frozenset({"string", "concatenated_string"})
 _LOGGER_ROOTS = frozenset({"logging", "logger", "log", "loggers"})
 _QUIET_CALLS = frozenset({"print", "warn", "warnings.warn"})
+_TERMINATORS = frozenset({"return_statement", "raise_statement", "continue_statement",
+                          "break_statement"})
+_DEFAULTS = frozenset({"default_parameter", "typed_default_parameter"})
+_NO_OPS = frozenset({"pass_statement", "ellipsis"})
 _MAIN_GUARD = re.compile(
     r"""^__name__\s*==\s*(['"])__main__\1$|^(['"])__main__\2\s*==\s*__name__$""")
 
@@ -58,10 +70,22 @@ def _statement_parts(node: Node) -> list[Node]:
     return [c for c in node.named_children if c.type != "comment"]
 
 
+def is_unreachable(node: Node) -> bool:
+    """A statement after an unconditional return/raise/continue/break in its block."""
+    if node.parent is None or node.parent.type != "block":
+        return False
+    sibling = node.prev_named_sibling
+    while sibling is not None:
+        if sibling.type in _TERMINATORS:
+            return True
+        sibling = sibling.prev_named_sibling
+    return False
+
+
 def is_excluded(node: Node) -> bool:
     """Whether ``node`` and everything under it is off limits (see the module docstring)."""
     kind = node.type
-    if kind in _ALWAYS_EXCLUDED:
+    if kind in _ALWAYS_EXCLUDED or is_unreachable(node):
         return True
     if kind == "call":
         return _is_quiet_call(node)
@@ -97,8 +121,16 @@ def runtime_nodes(root: Node) -> Iterator[Node]:
         stack.extend((child, runtime) for child in reversed(node.children))
 
 
-def in_runtime_code(node: Node) -> bool:
-    """Whether ``node`` lies in runtime code: checked from the node up to the root."""
+def in_runtime_code(node: Node, *, defaults: bool = False) -> bool:
+    """Whether ``node`` lies in runtime code: checked from the node up to the root.
+
+    With ``defaults``, a node inside a parameter's default value counts too (see
+    :func:`in_default_value`).
+    """
+    return _in_function_body(node) or (defaults and in_default_value(node))
+
+
+def _in_function_body(node: Node) -> bool:
     scope_ok: bool | None = None
     current: Node | None = node
     while current is not None:
@@ -111,6 +143,62 @@ def in_runtime_code(node: Node) -> bool:
                         and node.end_byte <= body.end_byte)
         current = current.parent
     return bool(scope_ok)
+
+
+def in_default_value(node: Node) -> bool:
+    """Whether ``node`` lies in the default value of a live function's parameter.
+
+    Live: not inside an excluded region, not an ``@overload`` and not a stub.
+    """
+    current: Node | None = node
+    while current is not None and current.type not in _DEFAULTS:
+        if current.type in _SCOPES or current.type in ("type", "lambda"):
+            return False
+        current = current.parent
+    value = current.child_by_field_name("value") if current is not None else None
+    if value is None or not value.start_byte <= node.start_byte <= node.end_byte <= value.end_byte:
+        return False
+    params = current.parent if current is not None else None
+    function = params.parent if params is not None else None
+    if function is None or function.type != "function_definition":
+        return False
+    return is_live_function(function)
+
+
+def is_live_function(function: Node) -> bool:
+    """A function whose defaults matter: not excluded, not an overload, not a stub."""
+    current: Node | None = function
+    while current is not None:
+        if is_excluded(current):
+            return False
+        current = current.parent
+    return not _is_overload(function) and not _is_stub(function)
+
+
+def _is_overload(function: Node) -> bool:
+    parent = function.parent
+    if parent is None or parent.type != "decorated_definition":
+        return False
+    return any(_text(d).lstrip("@").split(".")[-1].strip() == "overload"
+               for d in parent.children if d.type == "decorator")
+
+
+def _is_stub(function: Node) -> bool:
+    """A body with nothing live in it: ``...``, ``pass``, docstrings, bare annotations,
+    logging and ``raise NotImplementedError``."""
+    body = function.child_by_field_name("body")
+    return body is None or all(_does_nothing(s) for s in _statement_parts(body))
+
+
+def _does_nothing(stmt: Node) -> bool:
+    if stmt.type in _NO_OPS or is_excluded(stmt):
+        return True
+    if stmt.type != "expression_statement":
+        return False
+    parts = _statement_parts(stmt)
+    return all(p.type in _NO_OPS or (p.type == "assignment"
+                                     and p.child_by_field_name("right") is None)
+               for p in parts)
 
 
 def enclosing_function(node: Node) -> str | None:

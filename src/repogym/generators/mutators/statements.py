@@ -1,4 +1,5 @@
-"""Statement mutators: drop a simple statement, make a ``return`` return ``None``."""
+"""Statement mutators: drop a simple statement or an early ``return``, make a ``return``
+return ``None``."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ from typing import Iterator
 from tree_sitter import Node
 
 from repogym.generators.mutators.base import (
-    MUTATORS, NodeMutator, Site, named_children, replace_node, text)
+    MUTATORS, NodeMutator, Site, named_children, replace_node)
+from repogym.generators.mutators.edits import delete_statement, summary
 
 _REMOVABLE = frozenset({"assignment", "augmented_assignment", "call", "await"})
 _TRIVIAL_RETURNS = frozenset({"none"})
@@ -27,19 +29,6 @@ def _removable_kind(stmt: Node) -> str | None:
     return part.type.replace("_", " ")
 
 
-def _whole_lines(stmt: Node, source: bytes) -> tuple[int, int] | None:
-    """The byte range of the lines ``stmt`` fills alone (a trailing comment goes too)."""
-    line_start = source.rfind(b"\n", 0, stmt.start_byte) + 1
-    if source[line_start:stmt.start_byte].strip():
-        return None
-    newline = source.find(b"\n", stmt.end_byte)
-    line_end = len(source) if newline < 0 else newline + 1
-    rest = source[stmt.end_byte:line_end].strip()
-    if rest and not rest.startswith(b"#"):
-        return None
-    return line_start, line_end
-
-
 @MUTATORS.register("remove_statement")
 class RemoveStatement(NodeMutator):
     """Drop one assignment, augmented assignment or call statement.
@@ -54,20 +43,10 @@ class RemoveStatement(NodeMutator):
     def visit(self, node: Node, source: bytes) -> Iterator[Site]:
         """One site for a removable statement directly in a block."""
         kind = _removable_kind(node)
-        block = node.parent
-        if kind is None or block is None or block.type != "block":
-            return
-        description = f"{kind} `{_summary(node)}` removed"
-        span = _whole_lines(node, source) if len(named_children(block)) > 1 else None
-        if span is None:
-            yield replace_node(node, "pass", description)
-        else:
-            yield Site(span[0], span[1], "", node.start_point[0] + 1, description)
-
-
-def _summary(node: Node, limit: int = 60) -> str:
-    flat = " ".join(text(node).split())
-    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+        site = None if kind is None else delete_statement(
+            node, source, f"{kind} `{summary(node)}` removed")
+        if site is not None:
+            yield site
 
 
 def _function_of(node: Node) -> Node | None:
@@ -105,4 +84,26 @@ class ReturnValue(NodeMutator):
         if function is None or _is_generator(function):
             return
         yield replace_node(parts[0], "None",
-                           f"`return {_summary(parts[0])}` returns None instead", node)
+                           f"`return {summary(parts[0])}` returns None instead", node)
+
+
+@MUTATORS.register("remove_return")
+class RemoveReturn(NodeMutator):
+    """An early ``return`` is dropped: the function runs on past it.
+
+    Early: inside an ``if``, loop, ``with`` or ``try`` rather than directly in the
+    function's body (where dropping it is what ``return_value`` already does, or makes
+    the rest of the body reachable).
+    """
+
+    node_types = frozenset({"return_statement"})
+
+    def visit(self, node: Node, source: bytes) -> Iterator[Site]:
+        """One site removing the statement (``pass`` when it is alone in its block)."""
+        block = node.parent
+        owner = block.parent if block is not None else None
+        if owner is None or owner.type in ("function_definition", "module"):
+            return
+        site = delete_statement(node, source, f"early `{summary(node)}` removed")
+        if site is not None:
+            yield site

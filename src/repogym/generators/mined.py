@@ -1,0 +1,520 @@
+"""Mined candidates: real fixes taken from a repository's git history.
+
+A mined task is a commit that fixed something and proved it with a test:
+
+* **broken state** = the commit's first parent (``base_commit``; ``bug_patch`` is empty);
+* ``gold_patch`` = the commit's diff against that parent, restricted to non-test files,
+  with pure documentation files dropped;
+* ``test_patch`` = the same diff restricted to test files (``toolchain.is_test_file``).
+
+Which commits are looked at (:class:`CommitSelection`): ``rev_range`` (default: the
+checkout's commit) walked newest first, along first parents by default (the main line;
+``first_parent=False`` also walks merged branches), limited by ``since`` (committer date,
+``git log --since``) and ``last`` (at most N commits, 200 by default).
+
+Which of those become candidates. Each commit is checked in this order and the first rule
+that applies skips it, under the reason in brackets (:class:`SkipReason`):
+
+1. it has no parent [root_commit], or more than one [merge];
+2. it is in ``seen_commits`` (judged by an earlier run) [seen];
+3. it changes nothing but documentation [only_docs];
+4. it changes no test file [no_test_change];
+5. it changes nothing but test files [only_tests];
+6. it changes no runtime source file (e.g. only tests and config) [no_source_change];
+7. a file it keeps (test or non-doc) is binary, or its diff is not UTF-8 text [binary];
+8. the kept files change more than ``max_changed_lines`` lines (2,000) [too_large].
+
+File classes: a *test file* is whatever the toolchain says; a *doc file* is ``*.md``,
+``*.rst``, ``*.txt``, ``*.adoc`` (except install files such as ``requirements.txt``),
+anything under ``docs/`` or ``doc/``, or a ``CHANGELOG``/``NEWS``/``AUTHORS``-style file;
+an *install file* is one that decides the environment (:func:`is_install_file`); a
+*runtime source file* is a non-test, non-doc, non-install file with a source suffix.
+Config and data files that are neither stay in the gold patch.
+
+Each candidate records the parent's :func:`dependency_fingerprint` (``provenance["deps"]``)
+so the caller can build a separate environment when it differs from the checkout's, and
+``provenance["deps_changed"] == "true"`` when the fix itself edits install files.
+
+The statement is the full commit message, unless the repository is on github.com, a token
+is available (``GITHUB_TOKEN``) or a fetcher is injected, and the message references an
+issue or pull request (``fixes #12``, ``(#34)``) whose body can be fetched; any failure
+falls back silently to the commit message.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path, PurePosixPath
+from typing import Any, Callable, Collection, Iterator, Mapping
+
+import git
+from pydantic import BaseModel, ConfigDict, Field
+
+from repogym.errors import SourceError
+from repogym.schemas.records import Candidate, CandidateKind, Checkout
+from repogym.toolchains.base import Toolchain
+
+GENERATOR = "mined"
+MAX_CHANGED_LINES = 2000
+GITHUB_TIMEOUT = 10.0
+SOURCE_SUFFIXES = frozenset({".py", ".pyx", ".pxd", ".pyi", ".js", ".jsx", ".ts", ".tsx",
+                             ".mjs", ".cjs", ".go", ".rs", ".c", ".h", ".cc", ".cpp", ".hpp"})
+DOC_SUFFIXES = frozenset({".md", ".rst", ".txt", ".adoc"})
+DOC_DIRS = frozenset({"docs", "doc"})
+DOC_STEMS = frozenset({"changelog", "changes", "history", "news", "authors", "contributors",
+                       "license", "licence", "copying", "readme", "notice", "codeowners"})
+INSTALL_FILES = frozenset({"pyproject.toml", "setup.py", "setup.cfg", "tox.ini", "Pipfile",
+                           "Pipfile.lock", "environment.yml", "environment.yaml",
+                           "tests/requirements.txt", "test/requirements.txt"})
+NOT_RUNTIME = frozenset({"noxfile.py", "fabfile.py", "conftest.py"})
+_DIFF_OPTS = ("--no-color", "--no-ext-diff", "--no-textconv", "--no-renames",
+              "--src-prefix=a/", "--dst-prefix=b/")
+
+
+class CommitSelection(BaseModel):
+    """Which commits to look at; the three limits combine (all must hold).
+
+    Attributes:
+        rev_range: a git revision or range (``"v1.0..HEAD"``); default the checkout's commit.
+        since: only commits committed after this date (anything ``git log --since`` takes).
+        last: at most this many commits, newest first; ``None`` for no limit.
+        first_parent: walk only the main line (the default); ``False`` also walks the
+            commits of merged branches.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    rev_range: str | None = None
+    since: str | None = None
+    last: int | None = Field(default=200, gt=0)
+    first_parent: bool = True
+
+
+class SkipReason(str, Enum):
+    """Why a commit looked at did not become a candidate (see the module docstring)."""
+
+    root_commit = "root_commit"
+    merge = "merge"
+    seen = "seen"
+    only_docs = "only_docs"
+    no_test_change = "no_test_change"
+    only_tests = "only_tests"
+    no_source_change = "no_source_change"
+    binary = "binary"
+    too_large = "too_large"
+
+
+@dataclass
+class MiningResult:
+    """What one mining pass found.
+
+    Attributes:
+        candidates: the mined candidates, newest commit first.
+        scanned: how many commits were looked at.
+        skipped: reason -> number of commits skipped for it.
+        skipped_commits: commit sha -> reason, for every skipped commit.
+    """
+
+    candidates: list[Candidate] = field(default_factory=list)
+    scanned: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)
+    skipped_commits: dict[str, str] = field(default_factory=dict)
+
+    def skip(self, sha: str, reason: SkipReason) -> None:
+        self.skipped[reason.value] = self.skipped.get(reason.value, 0) + 1
+        self.skipped_commits[sha] = reason.value
+
+
+IssueFetcher = Callable[[str, str, int], Mapping[str, Any]]
+"""``(owner, repo, number) -> issue JSON`` (GitHub's ``/issues/{n}`` shape); raises on failure."""
+
+
+# ---------------------------------------------------------------- file classes
+
+
+def is_install_file(path: str) -> bool:
+    """True for files that decide a Python environment (pyproject, requirements*, tox...)."""
+    p = PurePosixPath(path)
+    if path in INSTALL_FILES:
+        return True
+    if len(p.parts) == 1 and p.suffix in {".txt", ".in"}:
+        return p.name.startswith(("requirements", "constraints"))
+    return len(p.parts) == 2 and p.parts[0] == "requirements" and p.suffix in {".txt", ".in"}
+
+
+def is_doc_file(path: str) -> bool:
+    """True for pure documentation: dropped from gold patches, never a reason to mine."""
+    if is_install_file(path):
+        return False
+    p = PurePosixPath(path)
+    if p.suffix.lower() in DOC_SUFFIXES or DOC_DIRS.intersection(p.parts[:-1]):
+        return True
+    return p.stem.lower() in DOC_STEMS
+
+
+def is_runtime_source(path: str, toolchain: Toolchain) -> bool:
+    """True for code the project runs: not a test, doc, install or task-runner file."""
+    p = PurePosixPath(path)
+    return (p.suffix in SOURCE_SUFFIXES and p.name not in NOT_RUNTIME
+            and not toolchain.is_test_file(path) and not is_doc_file(path)
+            and not is_install_file(path))
+
+
+# ---------------------------------------------------------------- dependencies
+
+
+def dependency_fingerprint(repo_path: Path, commit: str) -> str:
+    """A hash of the install-relevant files as they are at ``commit`` (read from git).
+
+    Two commits with the same fingerprint can share one environment image. Only the
+    paths :func:`is_install_file` accepts are hashed (by blob id, i.e. by content), so
+    the work tree and the rest of the tree do not matter.
+
+    Raises:
+        SourceError: no such commit.
+    """
+    try:
+        return _fingerprint(git.Repo(repo_path), commit)
+    except (git.BadName, ValueError, git.GitCommandError,
+            git.InvalidGitRepositoryError, git.NoSuchPathError) as exc:
+        raise SourceError(f"{repo_path}: no commit {commit!r}") from exc
+
+
+def _fingerprint(repo: git.Repo, commit: str) -> str:
+    tree = repo.commit(commit).tree
+    h = hashlib.sha256()
+    for path, blob_id in sorted(_install_blobs(tree)):
+        h.update(f"{path}\0{blob_id}\0".encode())
+    return h.hexdigest()[:16]
+
+
+def _install_blobs(tree: git.Tree) -> Iterator[tuple[str, str]]:
+    """(path, blob sha) of every install file, without walking the whole tree."""
+    for blob in tree.blobs:
+        if is_install_file(blob.path):
+            yield blob.path, blob.hexsha
+    for sub in tree.trees:
+        if sub.name not in {"requirements", "tests", "test"}:
+            continue
+        for blob in sub.blobs:
+            if is_install_file(blob.path):
+                yield blob.path, blob.hexsha
+
+
+# ---------------------------------------------------------------- commits and diffs
+
+
+@dataclass(frozen=True)
+class _FileChange:
+    path: str
+    lines: int  # added + deleted
+    binary: bool
+
+
+def _commits(repo: git.Repo, checkout: Checkout, sel: CommitSelection) -> Iterator[git.Commit]:
+    kwargs: dict[str, Any] = {"first_parent": sel.first_parent}
+    if sel.last is not None:
+        kwargs["max_count"] = sel.last
+    if sel.since is not None:
+        kwargs["since"] = sel.since
+    rev = sel.rev_range or checkout.commit
+    try:
+        yield from repo.iter_commits(rev, **kwargs)
+    except (git.GitCommandError, ValueError) as exc:
+        raise SourceError(f"{checkout.name}: bad revision range {rev!r}") from exc
+
+
+def _changes(repo: git.Repo, parent: str, sha: str) -> list[_FileChange]:
+    out = repo.git.diff("--numstat", "-z", *_DIFF_OPTS, parent, sha)
+    changes = []
+    for entry in out.split("\0"):
+        added, _, rest = entry.partition("\t")
+        deleted, _, path = rest.partition("\t")
+        if not path:
+            continue
+        binary = added == "-" or deleted == "-"
+        lines = 0 if binary else int(added) + int(deleted)
+        changes.append(_FileChange(path=path, lines=lines, binary=binary))
+    return changes
+
+
+def _diff(repo: git.Repo, parent: str, sha: str, paths: list[str]) -> str | None:
+    """The text diff of ``paths``; ``None`` when it is not UTF-8."""
+    if not paths:
+        return ""
+    raw = repo.git.diff(*_DIFF_OPTS, parent, sha, "--", *(f":(literal){p}" for p in paths),
+                        stdout_as_string=False, strip_newline_in_stdout=False)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+@dataclass(frozen=True)
+class _Split:
+    """A commit's changed files sorted into the classes the selection rules use."""
+
+    tests: list[_FileChange]
+    gold: list[_FileChange]  # non-test, non-doc
+    docs: list[_FileChange]
+    has_source: bool
+
+
+def _split(changes: list[_FileChange], toolchain: Toolchain) -> _Split:
+    tests = [c for c in changes if toolchain.is_test_file(c.path)]
+    rest = [c for c in changes if not toolchain.is_test_file(c.path)]
+    docs = [c for c in rest if is_doc_file(c.path)]
+    gold = [c for c in rest if not is_doc_file(c.path)]
+    has_source = any(is_runtime_source(c.path, toolchain) for c in gold)
+    return _Split(tests=tests, gold=gold, docs=docs, has_source=has_source)
+
+
+def _content_skip(split: _Split, max_lines: int) -> SkipReason | None:
+    if not split.tests and not split.gold:
+        return SkipReason.only_docs
+    if not split.tests:
+        return SkipReason.no_test_change
+    if not split.gold and not split.docs:
+        return SkipReason.only_tests
+    if not split.has_source:
+        return SkipReason.no_source_change
+    kept = [*split.tests, *split.gold]
+    if any(c.binary for c in kept):
+        return SkipReason.binary
+    if sum(c.lines for c in kept) > max_lines:
+        return SkipReason.too_large
+    return None
+
+
+def _structural_skip(commit: git.Commit, seen: Collection[str]) -> SkipReason | None:
+    if not commit.parents:
+        return SkipReason.root_commit
+    if len(commit.parents) > 1:
+        return SkipReason.merge
+    if commit.hexsha in seen:
+        return SkipReason.seen
+    return None
+
+
+# ---------------------------------------------------------------- GitHub statements
+
+
+def github_repo(source: str) -> tuple[str, str] | None:
+    """``(owner, repo)`` for a github.com URL (https, ssh or scp-style), else ``None``."""
+    m = re.match(r"^(?:(?:https?|ssh|git)://(?:[^@/]+@)?|[^@/]+@)github\.com[:/]+"
+                 r"([\w.-]+)/([\w.-]+?)(?:\.git)?/?$", source.strip())
+    return (m.group(1), m.group(2)) if m else None
+
+
+_CLOSING_REF = re.compile(r"\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\s*:?\s+#(\d+)\b", re.I)
+_ANY_REF = re.compile(r"(?<![\w/&#])#(\d+)\b")
+
+
+def issue_references(message: str) -> list[int]:
+    """Issue/PR numbers a commit message references: closing keywords first, then any ``#N``."""
+    refs = [int(n) for n in _CLOSING_REF.findall(message)]
+    refs += [int(n) for n in _ANY_REF.findall(message)]
+    return list(dict.fromkeys(refs))
+
+
+def fetch_github_issue(owner: str, repo: str, number: int, *, token: str,
+                       timeout: float = GITHUB_TIMEOUT) -> Mapping[str, Any]:
+    """GET ``/repos/{owner}/{repo}/issues/{number}`` from the GitHub API (issues and PRs).
+
+    Raises:
+        OSError: the request failed (``urllib.error.URLError``/``HTTPError``, timeouts).
+        ValueError: the answer is not a JSON object.
+    """
+    req = urllib.request.Request(
+        f"https://api.github.com/repos/{owner}/{repo}/issues/{number}",
+        headers={"Accept": "application/vnd.github+json", "Authorization": f"Bearer {token}",
+                 "X-GitHub-Api-Version": "2022-11-28", "User-Agent": "repogym"})
+    with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 - fixed https URL
+        data = json.loads(resp.read().decode("utf-8"))
+    if not isinstance(data, dict):
+        raise ValueError("GitHub answered with something other than an object")
+    return data
+
+
+class _GitHubStatements:
+    """Looks statements up for one mining pass: caches answers, and stops after the network fails."""
+
+    def __init__(self, owner: str, repo: str, fetch: IssueFetcher) -> None:
+        self.owner, self.repo, self.fetch = owner, repo, fetch
+        self.cache: dict[int, Mapping[str, Any] | None] = {}
+        self.offline = False
+
+    def _get(self, number: int) -> Mapping[str, Any] | None:
+        if number not in self.cache and not self.offline:
+            try:
+                self.cache[number] = self.fetch(self.owner, self.repo, number)
+            except urllib.error.HTTPError:
+                self.cache[number] = None  # that number only (404, rate limit...)
+            except OSError:
+                self.offline = True  # no network: do not wait on every commit
+            except Exception:  # noqa: BLE001 - any other failure falls back to the message
+                self.cache[number] = None
+        return self.cache.get(number)
+
+    def find(self, message: str) -> tuple[str, str] | None:
+        """``(statement, source)`` from the first referenced issue/PR with a body."""
+        for number in issue_references(message)[:3]:
+            item = self._get(number)
+            if item is None:
+                continue
+            is_pr = "pull_request" in item
+            if is_pr:  # a PR that closes an issue: the issue states the problem better
+                issue = self._closed_issue(item)
+                if issue is not None:
+                    return issue, "github_issue"
+            found = _statement_of(item)
+            if found:
+                return found, "github_pr" if is_pr else "github_issue"
+        return None
+
+    def _closed_issue(self, pr: Mapping[str, Any]) -> str | None:
+        refs = _CLOSING_REF.findall(str(pr.get("body") or ""))
+        issue = self._get(int(refs[0])) if refs else None
+        if issue is None or "pull_request" in issue:
+            return None
+        return _statement_of(issue)
+
+
+def _statement_of(item: Mapping[str, Any] | None) -> str | None:
+    if not item:
+        return None
+    body = str(item.get("body") or "").strip()
+    if not body:
+        return None
+    title = str(item.get("title") or "").strip()
+    return f"{title}\n\n{body}" if title else body
+
+
+def _token_fetcher(token: str) -> IssueFetcher:
+    def fetch(owner: str, repo: str, number: int) -> Mapping[str, Any]:
+        return fetch_github_issue(owner, repo, number, token=token)
+
+    return fetch
+
+
+def _github_lookup(checkout: Checkout, fetch: IssueFetcher | None) -> _GitHubStatements | None:
+    slug = github_repo(checkout.spec.source)
+    if slug is None:
+        return None
+    if fetch is None:
+        token = os.environ.get("GITHUB_TOKEN", "").strip()
+        if not token:
+            return None
+        fetch = _token_fetcher(token)
+    return _GitHubStatements(slug[0], slug[1], fetch)
+
+
+# ---------------------------------------------------------------- mining
+
+
+@dataclass
+class _Context:
+    repo: git.Repo
+    checkout: Checkout
+    toolchain: Toolchain
+    github: _GitHubStatements | None
+    max_lines: int
+    deps_cache: dict[str, str] = field(default_factory=dict)
+
+    def deps(self, sha: str) -> str:
+        if sha not in self.deps_cache:
+            self.deps_cache[sha] = _fingerprint(self.repo, sha)
+        return self.deps_cache[sha]
+
+
+def mine_candidates(checkout: Checkout, toolchain: Toolchain, selection: CommitSelection, *,
+                    seen_commits: Collection[str] = frozenset(),
+                    max_candidates: int | None = None,
+                    fetch_issue: IssueFetcher | None = None,
+                    max_changed_lines: int = MAX_CHANGED_LINES) -> MiningResult:
+    """Turn the fixes in the checkout's history into candidates (rules: module docstring).
+
+    Args:
+        checkout: the repository; its history is read through git, the work tree is unused.
+        toolchain: says which files are tests.
+        selection: which commits to look at.
+        seen_commits: shas judged by earlier runs; skipped (reason ``seen``).
+        max_candidates: stop once this many candidates are found.
+        fetch_issue: GitHub issue fetcher for statements; default: the GitHub API when
+            ``GITHUB_TOKEN`` is set and the source is on github.com, else none.
+        max_changed_lines: skip commits whose kept files change more lines (``too_large``).
+
+    Returns:
+        The candidates (newest commit first), how many commits were scanned, and why
+        each of the others was skipped.
+
+    Raises:
+        SourceError: the checkout is not a git repository or the range is not valid.
+    """
+    try:
+        repo = git.Repo(checkout.path)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError) as exc:
+        raise SourceError(f"{checkout.path}: not a git repository") from exc
+    ctx = _Context(repo, checkout, toolchain, _github_lookup(checkout, fetch_issue),
+                   max_changed_lines)
+    result = MiningResult()
+    for commit in _commits(repo, checkout, selection):
+        if max_candidates is not None and len(result.candidates) >= max_candidates:
+            break
+        result.scanned += 1
+        outcome = _mine_commit(ctx, commit, seen_commits)
+        if isinstance(outcome, SkipReason):
+            result.skip(commit.hexsha, outcome)
+        else:
+            result.candidates.append(outcome)
+    return result
+
+
+def _mine_commit(ctx: _Context, commit: git.Commit,
+                 seen: Collection[str]) -> Candidate | SkipReason:
+    reason = _structural_skip(commit, seen)
+    if reason is not None:
+        return reason
+    parent = commit.parents[0].hexsha
+    split = _split(_changes(ctx.repo, parent, commit.hexsha), ctx.toolchain)
+    reason = _content_skip(split, ctx.max_lines)
+    if reason is not None:
+        return reason
+    gold = _diff(ctx.repo, parent, commit.hexsha, [c.path for c in split.gold])
+    tests = _diff(ctx.repo, parent, commit.hexsha, [c.path for c in split.tests])
+    if gold is None or tests is None:
+        return SkipReason.binary
+    return _candidate(ctx, commit, parent, split, gold, tests)
+
+
+def _candidate(ctx: _Context, commit: git.Commit, parent: str, split: _Split,
+               gold: str, tests: str) -> Candidate:
+    message = _text(commit.message).strip()
+    statement, source = message, "commit_message"
+    if ctx.github is not None:
+        found = ctx.github.find(message)
+        if found is not None:
+            statement, source = found
+    provenance = {
+        "commit": commit.hexsha,
+        "author_date": commit.authored_datetime.isoformat(),
+        "subject": message.splitlines()[0] if message else "",
+        "statement_source": source,
+        "deps": ctx.deps(parent),
+        "deps_changed": str(any(is_install_file(c.path) for c in split.gold)).lower(),
+    }
+    return Candidate(kind=CandidateKind.mined, repo=ctx.checkout.name, base_commit=parent,
+                     bug_patch="", gold_patch=gold, test_patch=tests, statement=statement,
+                     generator=GENERATOR, mutator="",
+                     files=tuple(c.path for c in split.gold), provenance=provenance)
+
+
+def _text(message: str | bytes) -> str:
+    return message.decode("utf-8", errors="replace") if isinstance(message, bytes) else message

@@ -1,0 +1,178 @@
+"""Block mutators: drop a whole ``if`` or loop, lift a ``with`` body out of its context
+manager, make two dependent statements trade places."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from tree_sitter import Node
+
+from repogym.generators.mutators.base import (
+    MUTATORS, NodeMutator, Site, named_children, text)
+from repogym.generators.mutators.edits import delete_statement, summary, unwrapped
+from repogym.generators.mutators.runtime import is_excluded
+
+_LOOPS = {"for_statement": "for", "while_statement": "while"}
+_SIMPLE = frozenset({"assignment", "augmented_assignment", "call"})
+_NAMES = frozenset({"identifier", "attribute"})
+_PATTERNS = frozenset({"pattern_list", "tuple_pattern", "list_pattern", "tuple", "list",
+                       "list_splat_pattern", "parenthesized_expression"})
+
+
+def header(node: Node, source: bytes) -> str:
+    """A compound statement's first clause, up to its body: ``for x in xs:``."""
+    body = node.child_by_field_name("body") or node.child_by_field_name("consequence")
+    end = body.start_byte if body is not None else node.end_byte
+    flat = " ".join(source[node.start_byte:end].decode("utf-8", "replace").split())
+    return flat if len(flat) <= 60 else flat[:57] + "..."
+
+
+@MUTATORS.register("remove_conditional")
+class RemoveConditional(NodeMutator):
+    """An ``if`` without ``elif``/``else`` is dropped with its body (a missing guard).
+
+    Its lines are deleted, or it becomes ``pass`` when it is alone in its block.
+    """
+
+    node_types = frozenset({"if_statement"})
+
+    def visit(self, node: Node, source: bytes) -> Iterator[Site]:
+        """One site removing the whole statement."""
+        if node.children_by_field_name("alternative"):
+            return
+        site = delete_statement(node, source, f"`{header(node, source)}` block removed")
+        if site is not None:
+            yield site
+
+
+@MUTATORS.register("remove_loop")
+class RemoveLoop(NodeMutator):
+    """A ``for`` or ``while`` loop (with its ``else``) is dropped."""
+
+    node_types = frozenset(_LOOPS)
+
+    def visit(self, node: Node, source: bytes) -> Iterator[Site]:
+        """One site removing the whole loop."""
+        site = delete_statement(node, source, f"`{header(node, source)}` loop removed")
+        if site is not None:
+            yield site
+
+
+def _with_items(node: Node) -> list[Node]:
+    clause = next((c for c in node.children if c.type == "with_clause"), None)
+    return [] if clause is None else [c for c in clause.named_children if c.type == "with_item"]
+
+
+def _binding(item: Node) -> bytes | None:
+    """``target = value`` for ``value as target``; None for an item without a target."""
+    value = item.child_by_field_name("value")
+    if value is None or value.type != "as_pattern":
+        return None
+    target = value.child_by_field_name("alias")
+    parts = named_children(value)
+    if target is None or not parts:
+        return None
+    return f"{text(target)} = {text(parts[0])}".encode()
+
+
+@MUTATORS.register("remove_with")
+class RemoveWith(NodeMutator):
+    """``with cm as x: body`` becomes ``x = cm`` then ``body``: the manager is never entered.
+
+    Items without ``as`` are dropped; the body is dedented to the ``with``'s column.
+    """
+
+    node_types = frozenset({"with_statement"})
+
+    def visit(self, node: Node, source: bytes) -> Iterator[Site]:
+        """One site replacing the statement by its bindings and body."""
+        body = node.child_by_field_name("body")
+        if body is None:
+            return
+        bindings = [b for b in map(_binding, _with_items(node)) if b is not None]
+        replacement = unwrapped(node, [*bindings, body], source)
+        if replacement is not None:
+            yield Site(node.start_byte, node.end_byte, replacement, node.start_point[0] + 1,
+                       f"`{header(node, source)}` removed: its body runs unmanaged")
+
+
+def _simple(stmt: Node) -> Node | None:
+    """The one assignment, augmented assignment or call a statement is made of."""
+    parts = named_children(stmt) if stmt.type == "expression_statement" else []
+    part = parts[0] if len(parts) == 1 else None
+    if part is not None and part.type == "await":
+        inner = named_children(part)
+        part = inner[0] if len(inner) == 1 else None
+    if part is None or part.type not in _SIMPLE:
+        return None
+    if part.type == "assignment" and part.child_by_field_name("right") is None:
+        return None
+    return part
+
+
+def _targets(node: Node) -> set[str]:
+    """What assigning to ``node`` changes: names, attributes, the container of an item."""
+    if node.type in _NAMES:
+        return {text(node)}
+    if node.type == "subscript":
+        value = node.child_by_field_name("value")
+        return {text(value)} if value is not None else set()
+    if node.type in _PATTERNS:
+        return set().union(*(_targets(c) for c in named_children(node)))
+    return set()
+
+
+def writes(part: Node) -> set[str]:
+    """Names and attributes a simple statement assigns, or whose method it calls."""
+    if part.type == "call":
+        callee = part.child_by_field_name("function")
+        receiver = callee.child_by_field_name("object") if callee is not None \
+            and callee.type == "attribute" else None
+        return _targets(receiver) if receiver is not None else set()
+    left = part.child_by_field_name("left")
+    return _targets(left) if left is not None else set()
+
+
+def uses(node: Node) -> set[str]:
+    """Every name and attribute the node mentions."""
+    found: set[str] = set()
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current.type in _NAMES:
+            found.add(text(current))
+        stack.extend(current.named_children)
+    return found
+
+
+def _dependent(first: Node, second: Node) -> bool:
+    return bool(writes(first) & uses(second) or writes(second) & uses(first))
+
+
+@MUTATORS.register("swap_statements")
+class SwapStatements(NodeMutator):
+    """Two adjacent simple statements trade places, when their order matters.
+
+    Simple: an assignment, augmented assignment or call. The order matters when one
+    assigns (or calls a method of) something the other mentions.
+    """
+
+    node_types = frozenset({"block"})
+
+    def visit(self, node: Node, source: bytes) -> Iterator[Site]:
+        """One site per adjacent dependent pair."""
+        stmts = named_children(node)
+        for first, second in zip(stmts, stmts[1:]):
+            yield from _swap(first, second, source)
+
+
+def _swap(first: Node, second: Node, source: bytes) -> Iterator[Site]:
+    a, b = _simple(first), _simple(second)
+    if a is None or b is None or is_excluded(first) or is_excluded(second):
+        return
+    if text(first) == text(second) or not _dependent(a, b):
+        return
+    middle = source[first.end_byte:second.start_byte].decode("utf-8", "replace")
+    yield Site(first.start_byte, second.end_byte, text(second) + middle + text(first),
+               first.start_point[0] + 1,
+               f"`{summary(first, 30)}` and `{summary(second, 30)}` swapped")

@@ -1,0 +1,50 @@
+"""Per-test coverage from a real pytest-cov run, inside a real sandbox (local provider)."""
+
+from __future__ import annotations
+
+import pytest
+
+from repogym.config import Settings
+from repogym.repos import clone
+from repogym.sandboxes import get_provider
+from repogym.schemas.records import RepoSpec
+from repogym.toolchains.python import PythonToolchain, parse_coverage
+
+
+def test_parse_coverage_drops_empty_contexts_and_phase_suffix():
+    raw = b'{"files": {"pkg/a.py": {"contexts": {"3": ["", "t.py::test_a|run", "t.py::test_a|setup"], "4": [""], "9": ["t.py::test_b|run"]}}}}'
+    cov = parse_coverage(raw)
+    assert cov.files == {"pkg/a.py": {3: ("t.py::test_a",), 9: ("t.py::test_b",)}}
+    assert cov.lines_covered_by({"t.py::test_b"}) == {"pkg/a.py": {9}}
+
+
+@pytest.fixture(scope="module")
+def tiny_sandbox(tmp_path_factory):
+    from tests.conftest import TINY_PROJECT, git
+
+    root = tmp_path_factory.mktemp("cov")
+    src = root / "tinycalc"
+    for rel, text in TINY_PROJECT.items():
+        (src / rel).parent.mkdir(parents=True, exist_ok=True)
+        (src / rel).write_text(text)
+    git(src, "init", "-q", "-b", "main")
+    git(src, "add", "-A")
+    git(src, "commit", "-q", "-m", "init")
+    settings = Settings(out=root / "out", provider="local")
+    checkout = clone(RepoSpec(source=str(src)), settings.cache_dir)
+    tc = PythonToolchain()
+    provider = get_provider("local", settings)
+    env = provider.build_env(tc.env_spec(checkout, settings.base_image), checkout.path, root / "logs")
+    with provider.open(env) as sb:
+        yield tc, sb
+
+
+def test_coverage_maps_lines_to_the_tests_that_run_them(tiny_sandbox):
+    tc, sb = tiny_sandbox
+    cov = tc.coverage(sb, timeout=120)
+    ops = cov.files["tinycalc/ops.py"]
+    assert ops[2] == ("tests/test_ops.py::test_add",)  # return a + b
+    assert set(ops[6]) == {"tests/test_ops.py::test_clamp_low", "tests/test_ops.py::test_clamp_high",
+                           "tests/test_ops.py::test_clamp_mid"}  # if x < lo
+    assert ops[7] == ("tests/test_ops.py::test_clamp_low",)  # return lo
+    assert 1 not in ops  # `def add` runs at import, in no test
