@@ -33,13 +33,21 @@ def run(samples: list[str], settings: Settings) -> list[RunSummary]:
     return out
 
 
-def per_mutator(summaries: list[RunSummary]) -> dict[str, dict[str, int]]:
+def per_key(summaries: list[RunSummary], attr: str = "per_mutator") -> dict[str, dict[str, int]]:
     total: dict[str, dict[str, int]] = defaultdict(lambda: {"candidates": 0, "accepted": 0})
     for s in summaries:
-        for mut, row in s.per_mutator.items():
+        for mut, row in getattr(s, attr).items():
             total[mut]["candidates"] += row["candidates"]
             total[mut]["accepted"] += row["accepted"]
     return dict(sorted(total.items()))
+
+
+def yield_table(title: str, rows: dict[str, dict[str, int]]) -> list[str]:
+    lines = ["", f"| {title} | candidates | accepted | yield |", "| --- | --- | --- | --- |"]
+    for key, row in rows.items():
+        y = row["accepted"] / row["candidates"] if row["candidates"] else 0.0
+        lines.append(f"| {key} | {row['candidates']} | {row['accepted']} | {y:.0%} |")
+    return lines
 
 
 def markdown(summaries: list[RunSummary], muts: dict[str, dict[str, int]], cmd: str) -> str:
@@ -53,10 +61,8 @@ def markdown(summaries: list[RunSummary], muts: dict[str, dict[str, int]], cmd: 
         lines.append(f"| {s.repo} | {s.baseline_tests} | {s.stage_seconds.get('env', 0):.1f} | "
                      f"{s.stage_seconds.get('baseline', 0):.1f} | {judge:.1f} | {cpm:.1f} | "
                      f"{s.accepted}/{judged} | {s.rejected} |")
-    lines += ["", "| mutator | candidates | accepted | yield |", "| --- | --- | --- | --- |"]
-    for mut, row in muts.items():
-        y = row["accepted"] / row["candidates"] if row["candidates"] else 0.0
-        lines.append(f"| {mut} | {row['candidates']} | {row['accepted']} | {y:.0%} |")
+    lines += yield_table("generator", per_key(summaries, "per_generator"))
+    lines += yield_table("mutator", muts)
     acc = sum(r["accepted"] for r in muts.values())
     cand = sum(r["candidates"] for r in muts.values())
     lines += ["", f"Overall yield: {acc}/{cand} = {acc / max(cand, 1):.0%}"]
@@ -74,7 +80,7 @@ def main() -> None:
                         baseline_runs=args.runs, oracle_runs=args.runs)
     t0 = time.monotonic()
     summaries = run(args.samples.split(","), settings)
-    muts = per_mutator(summaries)
+    muts = per_key(summaries)
     cmd = (f"python benchmarks/pipeline_yield.py --samples {args.samples} "
            f"--max-candidates {args.max_candidates} --runs {args.runs}")
     md = markdown(summaries, muts, cmd) + f"\nWall time: {time.monotonic() - t0:.0f}s\n"

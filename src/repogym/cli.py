@@ -24,7 +24,7 @@ app = typer.Typer(help="Turn repositories into verifiable RL coding tasks.", no_
 base_app = typer.Typer(help="The base image sandboxes start from.", no_args_is_help=True)
 app.add_typer(base_app, name="base-image")
 console = Console(stderr=True)
-STAGES = ("clone", "env", "baseline", "coverage", "generate", "judge", "write")
+STAGES = ("clone", "env", "baseline", "coverage", "generate", "mine", "judge", "combine", "write")
 
 
 def _settings(out: Optional[Path], **overrides: object) -> Settings:
@@ -152,6 +152,8 @@ def _print_summary(summary, settings: Settings) -> None:  # type: ignore[no-unty
                   f"{summary.baseline_flaky} flaky")
     table.add_row("candidates", f"{summary.candidates} ({summary.skipped_seen} seen before)")
     table.add_row("accepted", f"{summary.accepted}  (yield {summary.yield_rate:.0%})")
+    for gen, row in summary.per_generator.items():
+        table.add_row(f"  {gen}", f"{row['accepted']}/{row['candidates']} accepted")
     for reason, n in summary.rejected.items():
         table.add_row(f"  {reason}", str(n))
     table.add_row("time", f"{summary.seconds:.1f}s  " + " ".join(

@@ -21,6 +21,12 @@ class Settings(BaseSettings):
     baseline_runs: int = Field(3, ge=1)
     oracle_runs: int = Field(3, ge=1)
     max_candidates: int = Field(20, ge=0)
+    max_combined: int = Field(5, ge=0)  # combinations of accepted bugs per run
+    generators: tuple[str, ...] = ("procedural", "mined")  # plus llm_rewrite, llm_modify
+    mine_last: int | None = Field(200, gt=0)  # mine the last N first-parent commits
+    mine_since: str | None = None  # ... or those since a date
+    mine_range: str | None = None  # ... or a revision range "A..B"
+    max_mined: int = Field(20, ge=0)
     seed: int = 0
     test_timeout: float = Field(600.0, gt=0)  # one whole test run
     install_timeout: float = Field(1200.0, gt=0)  # one install step

@@ -16,14 +16,17 @@ from typing import Callable, Sequence, TypeVar
 from repogym.baseline import record_baseline
 from repogym.config import Settings
 from repogym.datasets.store import DatasetStore
+from repogym.generators.combined import combined_candidates
+from repogym.generators.mined import CommitSelection, dependency_fingerprint, mine_candidates
 from repogym.generators.statements import leaks, offline_statement
 from repogym.generators.synthetic import synthetic_candidates
 from repogym.judges.judge import Judge, JudgeSettings
 from repogym.repos import clone
 from repogym.sandboxes import get_provider
 from repogym.sandboxes.base import Limits, SandboxProvider
-from repogym.errors import TestRunError
-from repogym.schemas.records import (Baseline, Candidate, Checkout, CoverageMap, EnvImage,
+from repogym.errors import RepogymError, TestRunError
+from repogym.schemas.records import (Baseline, Candidate, CandidateKind, Checkout, CoverageMap,
+                                     EnvImage,
                                      EnvSpec, Judged, RepoSpec, Status, Verdict)
 from repogym.toolchains import detect_toolchain
 from repogym.toolchains.base import Toolchain
@@ -62,6 +65,7 @@ class RunSummary:
     accepted: int = 0
     rejected: dict[str, int] = field(default_factory=dict)
     per_mutator: dict[str, dict[str, int]] = field(default_factory=dict)
+    per_generator: dict[str, dict[str, int]] = field(default_factory=dict)
     baseline_tests: int = 0
     baseline_passing: int = 0
     baseline_flaky: int = 0
@@ -134,8 +138,93 @@ def target_lines(cov: CoverageMap | None, base: Baseline) -> dict[str, set[int]]
 
 def generate(prepared: Prepared, settings: Settings,
              lines: dict[str, set[int]] | None = None) -> list[Candidate]:
+    if "procedural" not in settings.generators:
+        return []
     return synthetic_candidates(prepared.checkout, prepared.toolchain, seed=settings.seed,
                                 max_candidates=settings.max_candidates, lines=lines)
+
+
+def mine(prepared: Prepared, settings: Settings, store: DatasetStore) -> list[Candidate]:
+    """Fixes from history not judged before (their commits are remembered in the dataset)."""
+    if "mined" not in settings.generators or settings.max_mined == 0:
+        return []
+    seen = mined_commits(store, prepared.checkout.name)
+    selection = CommitSelection(last=settings.mine_last, since=settings.mine_since,
+                                rev_range=settings.mine_range)
+    result = mine_candidates(prepared.checkout, prepared.toolchain, selection,
+                             seen_commits=seen, max_candidates=settings.max_mined)
+    return result.candidates
+
+
+def mined_commits(store: DatasetStore, repo: str) -> set[str]:
+    """Commits whose mined candidate has a verdict (accepted, rejected, or in review)."""
+    decided = store.decided_ids("rejected")
+    rows = [r for r in store.rows("tasks", repo=repo)] + [
+        r for r in store.rows("rejected", repo=repo) if r.instance_id in decided]
+    return {r.provenance["commit"] for r in rows
+            if r.kind is CandidateKind.mined and "commit" in r.provenance}
+
+
+def env_commit_of(cand: Candidate) -> str:
+    """The commit whose dependencies a mined task needs: the fix's own when it changes them
+    (the gold patch needs the new ones), else its parent's."""
+    if cand.provenance.get("deps_changed") == "true":
+        return cand.provenance.get("commit", cand.base_commit)
+    return cand.base_commit
+
+
+def judge_mined(provider: SandboxProvider, env: EnvImage, prepared: Prepared, base: Baseline,
+                cands: Sequence[Candidate], settings: Settings,
+                progress: Progress = _quiet) -> list[Judged]:
+    """Judge mined candidates in the main env when their dependencies match it, else in an
+    env built at their (newest) commit with those dependencies: content-addressed by the
+    dependency fingerprint, so most commits share one."""
+    repo_path = prepared.checkout.path
+    main = dependency_fingerprint(repo_path, prepared.checkout.commit)
+    groups: dict[str, list[Candidate]] = {}
+    for cand in cands:  # newest first, so a group's first env commit has the others' history
+        fp = dependency_fingerprint(repo_path, env_commit_of(cand))
+        groups.setdefault(fp, []).append(cand)
+    out: list[Judged] = []
+    for fp, group in groups.items():
+        if fp == main:
+            out += judge_all(provider, env, prepared, base, group, settings, progress)
+            continue
+        try:
+            sub_env = _env_at(provider, prepared, env_commit_of(group[0]), settings)
+        except RepogymError as exc:
+            out += [_infra(c, env.ref, f"env for {env_commit_of(c)[:12]}: {exc}") for c in group]
+            continue
+        out += judge_all(provider, sub_env, prepared, base, group, settings, progress)
+    return out
+
+
+def _env_at(provider: SandboxProvider, prepared: Prepared, commit: str,
+            settings: Settings) -> EnvImage:
+    spec = RepoSpec(source=str(prepared.checkout.path), commit=commit, name=prepared.checkout.name)
+    checkout = clone(spec, settings.cache_dir / "history")
+    env_spec = prepared.toolchain.env_spec(checkout, settings.base_image)
+    return build_env(provider, Prepared(checkout, prepared.toolchain, env_spec), settings)
+
+
+def _infra(cand: Candidate, image: str, detail: str) -> Judged:
+    verdict = Verdict(instance_id=cand.instance_id, status=Status.infra_error,
+                      reason="infra:env", detail=detail[:2000])
+    return Judged(candidate=cand, verdict=verdict, statement=cand.statement, image=image)
+
+
+def combine(prepared: Prepared, settings: Settings, store: DatasetStore,
+            judged: Sequence[Judged]) -> list[Candidate]:
+    """Combinations of bugs accepted for this repo and commit (this run's and earlier ones)."""
+    if settings.max_combined == 0:
+        return []
+    accepted = {j.candidate.instance_id: j.candidate for j in judged
+                if j.verdict.status is Status.accept}
+    for row in store.rows("tasks", repo=prepared.checkout.name):
+        if row.base_commit == prepared.checkout.commit:
+            accepted.setdefault(row.instance_id, row.to_candidate())
+    return combined_candidates(list(accepted.values()), prepared.checkout, seed=settings.seed,
+                               max_candidates=settings.max_combined)
 
 
 def unseen(candidates: Sequence[Candidate], store: DatasetStore) -> list[Candidate]:
@@ -177,11 +266,15 @@ def summarize(summary: RunSummary, judged: Sequence[Judged]) -> RunSummary:
     summary.accepted = sum(j.verdict.status is Status.accept for j in judged)
     summary.rejected = dict(sorted(reasons.items()))
     per: dict[str, dict[str, int]] = {}
+    gen: dict[str, dict[str, int]] = {}
     for j in judged:
-        row = per.setdefault(j.candidate.mutator or j.candidate.generator,
-                             {"candidates": 0, "accepted": 0})
-        row["candidates"] += 1
-        row["accepted"] += j.verdict.status is Status.accept
+        ok = j.verdict.status is Status.accept
+        for table, key in ((per, j.candidate.mutator or j.candidate.generator),
+                           (gen, j.candidate.generator)):
+            row = table.setdefault(key, {"candidates": 0, "accepted": 0})
+            row["candidates"] += 1
+            row["accepted"] += ok
+    summary.per_generator = dict(sorted(gen.items()))
     summary.per_mutator = dict(sorted(per.items()))
     return summary
 
@@ -206,8 +299,15 @@ def run_repo(spec: RepoSpec, settings: Settings, progress: Progress = _quiet,
     store = DatasetStore(settings.out)
     cands = timer("generate", lambda: generate(prepared, settings, target_lines(cov, base)))
     todo = unseen(cands, store)
-    summary.candidates, summary.skipped_seen = len(cands), len(cands) - len(todo)
+    mined = unseen(timer("mine", lambda: mine(prepared, settings, store)), store)
+    summary.candidates, summary.skipped_seen = len(cands) + len(mined), len(cands) - len(todo)
     judged = timer("judge", lambda: judge_all(provider, env, prepared, base, todo, settings, progress))
+    judged += timer("judge", lambda: judge_mined(provider, env, prepared, base, mined, settings,
+                                                 progress))
+    combos = unseen(timer("combine", lambda: combine(prepared, settings, store, judged)), store)
+    summary.candidates += len(combos)
+    judged += timer("judge", lambda: judge_all(provider, env, prepared, base, combos, settings,
+                                               progress))
     timer("write", lambda: store.write(judged))
     summarize(summary, judged)
     summary.seconds = round(time.monotonic() - start, 2)
@@ -232,5 +332,6 @@ class _Timer:
         try:
             return self.runner(stage, fn)
         finally:
-            self.summary.stage_seconds[stage] = round(time.monotonic() - t, 2)
+            spent = self.summary.stage_seconds.get(stage, 0.0) + time.monotonic() - t
+            self.summary.stage_seconds[stage] = round(spent, 2)
             self.progress(stage, 1, 1)

@@ -195,7 +195,8 @@ def test_fingerprint_of_unknown_commit_is_a_source_error(history: History) -> No
     ("requirements/test.txt", True, False), ("tests/requirements.txt", True, False),
     ("setup.py", True, False), ("README.md", False, True), ("docs/conf.py", False, True),
     ("CHANGELOG", False, True), ("notes.txt", False, True), ("pkg/mod.py", False, False),
-    ("pkg/requirements.txt", False, True),
+    ("pkg/requirements.txt", False, False), ("pkg/data/words.txt", False, False),
+    ("pkg/history.py", False, False), ("LICENSE", False, True), ("HISTORY.rst", False, True),
 ])
 def test_file_classes(path: str, install: bool, doc: bool) -> None:
     assert (is_install_file(path), is_doc_file(path)) == (install, doc)

@@ -25,8 +25,9 @@ that applies skips it, under the reason in brackets (:class:`SkipReason`):
 8. the kept files change more than ``max_changed_lines`` lines (2,000) [too_large].
 
 File classes: a *test file* is whatever the toolchain says; a *doc file* is ``*.md``,
-``*.rst``, ``*.txt``, ``*.adoc`` (except install files such as ``requirements.txt``),
-anything under ``docs/`` or ``doc/``, or a ``CHANGELOG``/``NEWS``/``AUTHORS``-style file;
+``*.rst``, ``*.adoc``, a top-level ``*.txt`` (except install files such as
+``requirements.txt``), anything under ``docs/`` or ``doc/``, or a
+``CHANGELOG``/``NEWS``/``AUTHORS``-style file (:func:`is_doc_file`);
 an *install file* is one that decides the environment (:func:`is_install_file`); a
 *runtime source file* is a non-test, non-doc, non-install file with a source suffix.
 Config and data files that are neither stay in the gold patch.
@@ -128,6 +129,7 @@ class MiningResult:
     skipped_commits: dict[str, str] = field(default_factory=dict)
 
     def skip(self, sha: str, reason: SkipReason) -> None:
+        """Record that commit ``sha`` was skipped for ``reason``."""
         self.skipped[reason.value] = self.skipped.get(reason.value, 0) + 1
         self.skipped_commits[sha] = reason.value
 
@@ -150,13 +152,21 @@ def is_install_file(path: str) -> bool:
 
 
 def is_doc_file(path: str) -> bool:
-    """True for pure documentation: dropped from gold patches, never a reason to mine."""
+    """True for pure documentation: dropped from gold patches, never a reason to mine.
+
+    ``*.md``/``*.rst``/``*.adoc`` anywhere, ``*.txt`` at the top level (deeper ones may be
+    package data), anything under ``docs/``/``doc/``, and suffix-less or non-code files
+    named like ``CHANGELOG``, ``NEWS``, ``LICENSE``. Install files are never docs.
+    """
     if is_install_file(path):
         return False
     p = PurePosixPath(path)
-    if p.suffix.lower() in DOC_SUFFIXES or DOC_DIRS.intersection(p.parts[:-1]):
+    suffix = p.suffix.lower()
+    if suffix in DOC_SUFFIXES - {".txt"} or DOC_DIRS.intersection(p.parts[:-1]):
         return True
-    return p.stem.lower() in DOC_STEMS
+    if suffix == ".txt" and len(p.parts) == 1:
+        return True
+    return p.stem.lower() in DOC_STEMS and suffix not in SOURCE_SUFFIXES
 
 
 def is_runtime_source(path: str, toolchain: Toolchain) -> bool:

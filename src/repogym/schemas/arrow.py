@@ -61,7 +61,7 @@ from typing import Any, Mapping
 import pyarrow as pa
 from pydantic import Field, field_validator
 
-from repogym.schemas.records import CandidateKind, Judged, Record, Status
+from repogym.schemas.records import Candidate, CandidateKind, Judged, Record, Status
 
 SCHEMA_VERSION = 1
 SCHEMA_VERSION_KEY = b"repogym.schema_version"
@@ -164,6 +164,14 @@ class TaskRow(Record):
         if value.tzinfo is None:
             return value.replace(tzinfo=timezone.utc)
         return value.astimezone(timezone.utc)
+
+    def to_candidate(self) -> Candidate:
+        """The candidate this row judged (its id is the row's ``instance_id``)."""
+        return Candidate(kind=self.kind, repo=self.repo, base_commit=self.base_commit,
+                         bug_patch=self.bug_patch, gold_patch=self.patch,
+                         test_patch=self.test_patch, generator=self.generator,
+                         mutator=self.mutator, files=self.files, lines=self.lines,
+                         provenance=self.provenance)
 
     @classmethod
     def from_judged(cls, judged: Judged) -> TaskRow:

@@ -1,0 +1,26 @@
+"""The stages without Prefect, on the tiny repo with the local provider (fast)."""
+
+from __future__ import annotations
+
+from repogym.config import Settings
+from repogym.datasets import DatasetStore
+from repogym.pipeline import run_repo
+from repogym.schemas.records import RepoSpec, Status
+
+
+def test_run_repo_generates_judges_combines_and_reruns_nothing(tiny_repo, tmp_path):
+    settings = Settings(out=tmp_path / "out", provider="local", max_candidates=12,
+                        max_combined=3, baseline_runs=1, oracle_runs=1, test_timeout=60)
+    first = run_repo(RepoSpec(source=str(tiny_repo)), settings)
+    assert first.accepted >= 3, first
+    assert {"coverage", "combine", "judge"} <= set(first.stage_seconds)
+    assert "procedural" in first.per_generator
+    assert first.per_generator.get("combined", {}).get("candidates", 0) >= 1, first
+    store = DatasetStore(settings.out)
+    rows = store.rows("tasks") + store.rows("rejected")
+    # coverage targeting: every line mutated is executed by some test
+    assert all(r.lines for r in rows)
+    assert all(r.status is not Status.infra_error for r in rows), [r.detail for r in rows]
+    again = run_repo(RepoSpec(source=str(tiny_repo)), settings)
+    assert again.skipped_seen == again.candidates and again.accepted == 0
+    assert len(store.rows("tasks")) == first.accepted
