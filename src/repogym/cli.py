@@ -24,6 +24,7 @@ app = typer.Typer(help="Turn repositories into verifiable RL coding tasks.", no_
 base_app = typer.Typer(help="The base image sandboxes start from.", no_args_is_help=True)
 app.add_typer(base_app, name="base-image")
 console = Console(stderr=True)
+GENERATORS = ("procedural", "mined", "llm_rewrite", "llm_modify")
 STAGES = ("clone", "env", "baseline", "coverage", "generate", "mine", "judge", "combine", "write")
 
 
@@ -66,10 +67,23 @@ def run(
     provider: Optional[str] = typer.Option(None, help="Sandbox provider: docker or local."),
     seed: Optional[int] = typer.Option(None, help="Seed for candidate generation."),
     runs: Optional[int] = typer.Option(None, help="Baseline and oracle reruns (K)."),
+    generators: Optional[str] = typer.Option(
+        None, help="Comma-separated: procedural, mined, llm_rewrite, llm_modify."),
+    mine_last: Optional[int] = typer.Option(None, help="Mine the last N commits."),
+    since: Optional[str] = typer.Option(None, help="Mine commits since this date."),
+    rev_range: Optional[str] = typer.Option(None, "--range", help="Mine commits in A..B."),
+    max_combined: Optional[int] = typer.Option(None, help="Cap on combined-bug candidates."),
 ) -> None:
     """Run the whole pipeline on each repository, one Prefect flow run per repository."""
+    gens = tuple(g.strip() for g in generators.split(",") if g.strip()) if generators else None
     settings = _settings(out, max_candidates=max_candidates, provider=provider, seed=seed,
-                         baseline_runs=runs, oracle_runs=runs)
+                         baseline_runs=runs, oracle_runs=runs, generators=gens,
+                         mine_last=mine_last, mine_since=since, mine_range=rev_range,
+                         max_combined=max_combined)
+    unknown = set(settings.generators) - set(GENERATORS)
+    if unknown:
+        raise _fail(f"unknown generator(s) {', '.join(sorted(unknown))}; "
+                    f"valid: {', '.join(GENERATORS)}", 2)
     specs = _specs(sources or [], sample, commit, settings)
     if not specs:
         raise _fail("give at least one SOURCE or --sample NAME", 2)

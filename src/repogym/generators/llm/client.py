@@ -12,6 +12,7 @@ Everything litellm raises is translated into :class:`LLMError` at this boundary.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from pathlib import Path
 from types import ModuleType
@@ -43,8 +44,15 @@ class Completion(Record):
     model: str
 
 
-def _litellm() -> ModuleType:
-    """litellm, imported on first use and told not to print provider banners."""
+def _litellm(local_cost_map: bool = True) -> ModuleType:
+    """litellm, imported on first use and told not to print provider banners.
+
+    With ``local_cost_map`` (and ``LITELLM_LOCAL_MODEL_COST_MAP`` unset), litellm uses the
+    price map bundled with it rather than fetching one from GitHub while it is imported
+    (which, offline, retries for seconds). Only the first import in a process counts.
+    """
+    if local_cost_map:
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     import litellm
 
     litellm.suppress_debug_info = True
@@ -125,7 +133,7 @@ class LLMClient:
 
     def _call(self, messages: Messages, seed: int) -> Any:
         """One litellm.completion call; any failure becomes :class:`LLMError`."""
-        litellm = _litellm()
+        litellm = _litellm(self.settings.local_cost_map)
         try:
             return litellm.completion(**self._request(messages, seed))
         except Exception as exc:  # noqa: BLE001 - litellm's errors share no single base
@@ -155,7 +163,7 @@ class LLMClient:
             return (prompt * (s.input_cost_per_token or 0.0)
                     + completion * (s.output_cost_per_token or 0.0))
         try:
-            return float(_litellm().completion_cost(completion_response=response) or 0.0)
+            return float(_litellm(s.local_cost_map).completion_cost(completion_response=response) or 0.0)
         except Exception as exc:  # noqa: BLE001 - unknown models raise various errors
             log.debug("no price for %s (%s); counting 0.0", s.model, exc)
             return 0.0

@@ -233,8 +233,7 @@ def select_targets(root: Path, files: Sequence[str], *, seed: int, salt: str,
 
 def extract_code(answer: str) -> str:
     """The first ```python fenced block of an answer (else the first fenced block, else all)."""
-    blocks = _FENCE_RE.findall(answer)
+    blocks: list[tuple[str, str]] = _FENCE_RE.findall(answer)
     tagged = [code for lang, code in blocks if lang]
-    if tagged or blocks:
-        return (tagged or [code for _, code in blocks])[0]
-    return answer
+    untagged = [code for _, code in blocks]
+    return (tagged or untagged or [answer])[0]

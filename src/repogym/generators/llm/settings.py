@@ -43,6 +43,9 @@ class LLMSettings(BaseSettings):
             (tests, dry runs).
         input_cost_per_token / output_cost_per_token: a price for models litellm does not
             know (self-hosted ones cost 0.0 otherwise).
+        local_cost_map: price with the map bundled in litellm instead of letting litellm
+            fetch the latest one from GitHub when it is first imported (sets
+            ``LITELLM_LOCAL_MODEL_COST_MAP=True`` unless already set).
     """
 
     model_config = SettingsConfigDict(env_prefix="REPOGYM_LLM_", extra="ignore")
@@ -50,15 +53,16 @@ class LLMSettings(BaseSettings):
     model: str = ""
     base_url: str | None = None
     api_key: str | None = None
-    temperature: float = Field(0.8, ge=0.0, le=2.0)
-    max_tokens: int = Field(2048, gt=0)
-    budget_usd: float | None = Field(None, ge=0.0)
-    timeout: float = Field(120.0, gt=0)
-    num_retries: int = Field(2, ge=0)
+    temperature: float = Field(default=0.8, ge=0.0, le=2.0)
+    max_tokens: int = Field(default=2048, gt=0)
+    budget_usd: float | None = Field(default=None, ge=0.0)
+    timeout: float = Field(default=120.0, gt=0)
+    num_retries: int = Field(default=2, ge=0)
     cache_dir: Path | None = None
     mock_response: str | None = None
-    input_cost_per_token: float | None = Field(None, ge=0.0)
-    output_cost_per_token: float | None = Field(None, ge=0.0)
+    input_cost_per_token: float | None = Field(default=None, ge=0.0)
+    output_cost_per_token: float | None = Field(default=None, ge=0.0)
+    local_cost_map: bool = True
 
     @property
     def enabled(self) -> bool:
