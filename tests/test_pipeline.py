@@ -24,3 +24,29 @@ def test_run_repo_generates_judges_combines_and_reruns_nothing(tiny_repo, tmp_pa
     again = run_repo(RepoSpec(source=str(tiny_repo)), settings)
     assert again.skipped_seen == again.candidates and again.accepted == 0
     assert len(store.rows("tasks")) == first.accepted
+
+
+CLAMP_REWRITE = """```python
+def clamp(x, lo, hi):
+    if x < lo:
+        return hi
+    if x > hi:
+        return hi
+    return x
+```"""
+
+
+def test_llm_rewrite_candidates_flow_through_the_judge(tiny_repo, tmp_path, monkeypatch):
+    """litellm's mock_response stands in for the model; only `clamp` has a 3-statement body."""
+    monkeypatch.setenv("REPOGYM_LLM_MODEL", "openai/gpt-4o-mini")
+    monkeypatch.setenv("REPOGYM_LLM_MOCK_RESPONSE", CLAMP_REWRITE)
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    settings = Settings(out=tmp_path / "out", provider="local", generators=("llm_rewrite",),
+                        max_candidates=2, max_combined=0, baseline_runs=1, oracle_runs=1,
+                        test_timeout=60)
+    summary = run_repo(RepoSpec(source=str(tiny_repo)), settings)
+    assert summary.per_generator == {"llm_rewrite": {"candidates": 1, "accepted": 1}}, summary
+    [row] = DatasetStore(settings.out).rows("tasks")
+    assert row.generator == "llm_rewrite"
+    assert row.FAIL_TO_PASS == ("tests/test_ops.py::test_clamp_low",)
+    assert "return hi" not in row.problem_statement  # the model's text leaked: offline writer

@@ -22,7 +22,8 @@ class Settings(BaseSettings):
     oracle_runs: int = Field(3, ge=1)
     max_candidates: int = Field(20, ge=0)
     max_combined: int = Field(5, ge=0)  # combinations of accepted bugs per run
-    generators: tuple[str, ...] = ("procedural", "mined")  # plus llm_rewrite, llm_modify
+    # the llm_* generators produce nothing unless a model is configured (REPOGYM_LLM_MODEL)
+    generators: tuple[str, ...] = ("procedural", "mined", "llm_rewrite", "llm_modify")
     mine_last: int | None = Field(200, gt=0)  # mine the last N first-parent commits
     mine_since: str | None = None  # ... or those since a date
     mine_range: str | None = None  # ... or a revision range "A..B"

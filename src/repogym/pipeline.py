@@ -18,7 +18,9 @@ from repogym.config import Settings
 from repogym.datasets.store import DatasetStore
 from repogym.generators.combined import combined_candidates
 from repogym.generators.mined import CommitSelection, dependency_fingerprint, mine_candidates
-from repogym.generators.statements import leaks, offline_statement
+from repogym.generators.llm import (LLMClient, LLMSettings, default_cache_dir, llm_statement,
+                                   modify_candidates, rewrite_candidates)
+from repogym.generators.statements import leaks
 from repogym.generators.synthetic import synthetic_candidates
 from repogym.judges.judge import Judge, JudgeSettings
 from repogym.repos import clone
@@ -136,12 +138,24 @@ def target_lines(cov: CoverageMap | None, base: Baseline) -> dict[str, set[int]]
     return None if cov is None else cov.lines_covered_by(base.stable_passing())
 
 
-def generate(prepared: Prepared, settings: Settings,
-             lines: dict[str, set[int]] | None = None) -> list[Candidate]:
-    if "procedural" not in settings.generators:
-        return []
-    return synthetic_candidates(prepared.checkout, prepared.toolchain, seed=settings.seed,
-                                max_candidates=settings.max_candidates, lines=lines)
+def llm_client(settings: Settings) -> LLMClient:
+    """The LLM client of a run (``REPOGYM_LLM_*`` settings; disabled without a model)."""
+    return LLMClient(LLMSettings(), default_cache_dir(settings.out))
+
+
+def generate(prepared: Prepared, settings: Settings, lines: dict[str, set[int]] | None = None,
+             client: LLMClient | None = None) -> list[Candidate]:
+    """Synthetic candidates from every enabled generator, ``max_candidates`` each."""
+    co, tc, gens = prepared.checkout, prepared.toolchain, settings.generators
+    out: list[Candidate] = []
+    if "procedural" in gens:
+        out += synthetic_candidates(co, tc, seed=settings.seed,
+                                    max_candidates=settings.max_candidates, lines=lines)
+    for name, make in (("llm_rewrite", rewrite_candidates), ("llm_modify", modify_candidates)):
+        if name in gens and client is not None and client.enabled:
+            out += make(co, tc, client, seed=settings.seed,
+                        max_candidates=settings.max_candidates, lines=lines)
+    return out
 
 
 def mine(prepared: Prepared, settings: Settings, store: DatasetStore) -> list[Candidate]:
@@ -235,7 +249,7 @@ def unseen(candidates: Sequence[Candidate], store: DatasetStore) -> list[Candida
 
 def judge_all(provider: SandboxProvider, env: EnvImage, prepared: Prepared, baseline: Baseline,
               candidates: Sequence[Candidate], settings: Settings,
-              progress: Progress = _quiet) -> list[Judged]:
+              progress: Progress = _quiet, client: LLMClient | None = None) -> list[Judged]:
     """Judge every candidate in one warm sandbox (reset between checks)."""
     out: list[Judged] = []
     jset = JudgeSettings(oracle_runs=settings.oracle_runs, timeout=settings.test_timeout)
@@ -243,16 +257,21 @@ def judge_all(provider: SandboxProvider, env: EnvImage, prepared: Prepared, base
         judge = Judge(sandbox, prepared.toolchain, baseline, jset)
         for i, cand in enumerate(candidates):
             progress("judge", i, len(candidates))
-            out.append(judged_with_statement(cand, judge.judge(cand).verdict, env.ref))
+            out.append(judged_with_statement(cand, judge.judge(cand).verdict, env.ref, client))
     progress("judge", len(candidates), len(candidates))
     return out
 
 
-def judged_with_statement(cand: Candidate, verdict: Verdict, image: str) -> Judged:
-    """Attach the statement; an accepted task whose statement leaks the fix goes to review."""
+def judged_with_statement(cand: Candidate, verdict: Verdict, image: str,
+                          client: LLMClient | None = None) -> Judged:
+    """Attach the statement (the LLM issue writer when configured, else the offline writer);
+    an accepted task whose statement leaks the fix goes to review."""
     statement = cand.statement
     if verdict.status is Status.accept and not statement:
-        statement = offline_statement(cand, verdict.fail_to_pass, verdict.evidence)
+        statement, cost = llm_statement(cand, verdict.fail_to_pass, verdict.evidence, client)
+        if cost:
+            verdict = verdict.model_copy(
+                update={"evidence": {**verdict.evidence, "statement_cost_usd": f"{cost:.6f}"}})
     leaked = leaks(statement, cand.gold_patch) if statement else []
     if verdict.status is Status.accept and leaked:
         verdict = verdict.model_copy(update={"status": Status.review, "reason": "statement_leak",
@@ -297,17 +316,19 @@ def run_repo(spec: RepoSpec, settings: Settings, progress: Progress = _quiet,
     record_baseline_stats(summary, base)
     cov = timer("coverage", lambda: coverage_in(provider, env, prepared, base, settings))
     store = DatasetStore(settings.out)
-    cands = timer("generate", lambda: generate(prepared, settings, target_lines(cov, base)))
+    client = llm_client(settings)
+    cands = timer("generate", lambda: generate(prepared, settings, target_lines(cov, base), client))
     todo = unseen(cands, store)
     mined = unseen(timer("mine", lambda: mine(prepared, settings, store)), store)
     summary.candidates, summary.skipped_seen = len(cands) + len(mined), len(cands) - len(todo)
-    judged = timer("judge", lambda: judge_all(provider, env, prepared, base, todo, settings, progress))
+    judged = timer("judge", lambda: judge_all(provider, env, prepared, base, todo, settings,
+                                              progress, client))
     judged += timer("judge", lambda: judge_mined(provider, env, prepared, base, mined, settings,
                                                  progress))
     combos = unseen(timer("combine", lambda: combine(prepared, settings, store, judged)), store)
     summary.candidates += len(combos)
     judged += timer("judge", lambda: judge_all(provider, env, prepared, base, combos, settings,
-                                               progress))
+                                               progress, client))
     timer("write", lambda: store.write(judged))
     summarize(summary, judged)
     summary.seconds = round(time.monotonic() - start, 2)
