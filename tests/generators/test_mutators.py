@@ -10,12 +10,16 @@ import pytest
 
 from repogym.errors import UnknownPluginError
 from repogym.generators.mutators import MUTATORS, Mutator, Site
-from repogym.generators.mutators.runtime import enclosing_function, in_runtime_code
+from repogym.generators.mutators.runtime import (
+    enclosing_function, in_runtime_code, runtime_nodes)
 from repogym.generators.procedural import parse_python, parses_cleanly
 
-EXPECTED_KINDS = {"arithmetic_swap", "boolean_swap", "comparison_flip", "constant_swap",
-                  "invert_if_else", "negate_condition", "off_by_one", "remove_statement",
-                  "return_value"}
+EXPECTED_KINDS = {"arithmetic_swap", "boolean_swap", "break_call_chain", "change_default",
+                  "comparison_flip", "constant_swap", "exception_swap", "invert_if_else",
+                  "membership_flip", "negate_condition", "off_by_one", "remove_conditional",
+                  "remove_loop", "remove_return", "remove_statement", "remove_try",
+                  "remove_with", "return_value", "slice_bound", "swap_arguments",
+                  "swap_statements"}
 
 
 def sites(kind: str, source: str) -> list[Site]:
@@ -49,11 +53,25 @@ def test_unknown_kind_lists_valid_names() -> None:
 # --- comparison_flip -------------------------------------------------------------------
 
 @pytest.mark.parametrize(("op", "flipped"), [
-    ("<", ">="), (">=", "<"), (">", "<="), ("<=", ">"), ("==", "!="), ("!=", "=="),
-    ("is", "is not"), ("is not", "is"), ("in", "not in"), ("not in", "in")])
+    ("<", ">="), (">=", "<"), (">", "<="), ("<=", ">"), ("==", "!="), ("!=", "==")])
 def test_comparison_flip(op: str, flipped: str) -> None:
     assert mutants("comparison_flip", f"def f(a, b):\n    return a {op} b\n") == [
         f"def f(a, b):\n    return a {flipped} b\n"]
+
+
+# --- membership_flip -------------------------------------------------------------------
+
+@pytest.mark.parametrize(("op", "flipped"), [
+    ("is", "is not"), ("is not", "is"), ("in", "not in"), ("not in", "in")])
+def test_membership_flip(op: str, flipped: str) -> None:
+    assert mutants("membership_flip", f"def f(a, b):\n    return a {op} b\n") == [
+        f"def f(a, b):\n    return a {flipped} b\n"]
+
+
+def test_comparison_and_membership_split_a_chain() -> None:
+    source = "def f(a, b):\n    return 0 < a in b\n"
+    assert mutants("comparison_flip", source) == ["def f(a, b):\n    return 0 >= a in b\n"]
+    assert mutants("membership_flip", source) == ["def f(a, b):\n    return 0 < a not in b\n"]
 
 
 def test_comparison_flip_each_operator_of_a_chain() -> None:
@@ -282,6 +300,429 @@ def test_constant_swap() -> None:
         "def f():\n    ok = True\n    return ok, True\n"]
 
 
+# --- remove_return ---------------------------------------------------------------------
+
+def test_remove_return_drops_an_early_return() -> None:
+    assert mutants("remove_return", """\
+        def f(a):
+            if a is None:
+                return 0
+            for x in a:
+                if x:
+                    log(x)
+                    return x
+            return 1
+        """) == [dedent("""\
+        def f(a):
+            if a is None:
+                pass
+            for x in a:
+                if x:
+                    log(x)
+                    return x
+            return 1
+        """), dedent("""\
+        def f(a):
+            if a is None:
+                return 0
+            for x in a:
+                if x:
+                    log(x)
+            return 1
+        """)]
+
+
+# --- remove_conditional ----------------------------------------------------------------
+
+def test_remove_conditional() -> None:
+    assert mutants("remove_conditional", """\
+        def f(a):
+            if a is None:  # guard
+                raise ValueError(
+                    "no a")
+            if a:
+                return 1
+            else:
+                return 2
+        """) == [dedent("""\
+        def f(a):
+            if a:
+                return 1
+            else:
+                return 2
+        """)]
+
+
+def test_remove_conditional_alone_in_its_block_becomes_pass() -> None:
+    assert mutants("remove_conditional", """\
+        def f(a):
+            for x in a:
+                if x:
+                    x.run()
+        """) == [dedent("""\
+        def f(a):
+            for x in a:
+                pass
+        """)]
+
+
+# --- remove_loop -----------------------------------------------------------------------
+
+def test_remove_loop() -> None:
+    assert mutants("remove_loop", """\
+        def f(xs):
+            total = 0
+            for x in xs:
+                total += x
+            else:
+                total -= 1
+            while total > 9:
+                total //= 2
+            return total
+        """) == [dedent("""\
+        def f(xs):
+            total = 0
+            while total > 9:
+                total //= 2
+            return total
+        """), dedent("""\
+        def f(xs):
+            total = 0
+            for x in xs:
+                total += x
+            else:
+                total -= 1
+            return total
+        """)]
+
+
+# --- remove_with -----------------------------------------------------------------------
+
+def test_remove_with_keeps_bindings_and_dedents_the_body() -> None:
+    assert mutants("remove_with", '''\
+        def f(path, lock):
+            with open(path) as fh, lock:
+                data = fh.read()
+                doc = """line
+            kept as is"""
+            return data, doc
+        ''') == [dedent('''\
+        def f(path, lock):
+            fh = open(path)
+            data = fh.read()
+            doc = """line
+            kept as is"""
+            return data, doc
+        ''')]
+
+
+def test_remove_with_without_target() -> None:
+    assert mutants("remove_with", """\
+        def f(d):
+            async with suppress(KeyError):
+                if d:
+                    del d["k"]
+        """) == [dedent("""\
+        def f(d):
+            if d:
+                del d["k"]
+        """)]
+
+
+# --- remove_try ------------------------------------------------------------------------
+
+def test_remove_try_keeps_body_else_and_finally() -> None:
+    assert mutants("remove_try", """\
+        def f(s):
+            try:
+                n = int(s)
+            except (TypeError, ValueError):
+                n = 0
+            else:
+                n += 1
+            finally:
+                s = None
+            return n
+        """) == [dedent("""\
+        def f(s):
+            n = int(s)
+            n += 1
+            s = None
+            return n
+        """)]
+
+
+def test_remove_try_needs_a_handler() -> None:
+    assert mutants("remove_try", """\
+        def f(lock):
+            try:
+                return lock.run()
+            finally:
+                lock.release()
+        """) == []
+
+
+# --- exception_swap --------------------------------------------------------------------
+
+def test_exception_swap() -> None:
+    assert mutants("exception_swap", """\
+        def f(d, k):
+            try:
+                return d[k]
+            except KeyError as exc:
+                raise ValueError(k) from exc
+            except (TypeError, IndexError, MyError):
+                raise
+        """) == [dedent(s) for s in ("""\
+        def f(d, k):
+            try:
+                return d[k]
+            except IndexError as exc:
+                raise ValueError(k) from exc
+            except (TypeError, IndexError, MyError):
+                raise
+        """, """\
+        def f(d, k):
+            try:
+                return d[k]
+            except KeyError as exc:
+                raise TypeError(k) from exc
+            except (TypeError, IndexError, MyError):
+                raise
+        """, """\
+        def f(d, k):
+            try:
+                return d[k]
+            except KeyError as exc:
+                raise ValueError(k) from exc
+            except (IndexError, MyError):
+                raise
+        """, """\
+        def f(d, k):
+            try:
+                return d[k]
+            except KeyError as exc:
+                raise ValueError(k) from exc
+            except (TypeError, MyError):
+                raise
+        """, """\
+        def f(d, k):
+            try:
+                return d[k]
+            except KeyError as exc:
+                raise ValueError(k) from exc
+            except (TypeError, IndexError):
+                raise
+        """)]
+
+
+def test_exception_swap_leaves_unknown_exceptions_alone() -> None:
+    assert mutants("exception_swap", """\
+        def f():
+            try:
+                g()
+            except MyError:
+                raise Custom("x")
+        """) == []
+
+
+# --- swap_arguments --------------------------------------------------------------------
+
+def test_swap_arguments() -> None:
+    assert mutants("swap_arguments", "def f(a, b):\n    return g(a, b.c, 1, key=2)\n") == [
+        "def f(a, b):\n    return g(b.c, a, 1, key=2)\n",
+        "def f(a, b):\n    return g(a, 1, b.c, key=2)\n"]
+
+
+def test_swap_arguments_skips_same_kind_literals_splats_and_symmetric_calls() -> None:
+    assert mutants("swap_arguments", """\
+        def f(a, b):
+            g(1, 2)
+            g("x", "y")
+            g(a, a)
+            g(*a, **b)
+            return max(a, b), math.gcd(a, b)
+        """) == []
+
+
+# --- change_default --------------------------------------------------------------------
+
+def test_change_default() -> None:
+    assert mutants("change_default", """\
+        class K:
+            def m(self, flag: bool = True, n=0, sep: str = ",", neg=-1, x=None, y=1.5, *,
+                  off=False):
+                return flag, n, sep, neg, x, y, off
+        """) == [dedent(s) for s in (
+        """\
+        class K:
+            def m(self, flag: bool = False, n=0, sep: str = ",", neg=-1, x=None, y=1.5, *,
+                  off=False):
+                return flag, n, sep, neg, x, y, off
+        """, """\
+        class K:
+            def m(self, flag: bool = True, n=1, sep: str = ",", neg=-1, x=None, y=1.5, *,
+                  off=False):
+                return flag, n, sep, neg, x, y, off
+        """, """\
+        class K:
+            def m(self, flag: bool = True, n=0, sep: str = "", neg=-1, x=None, y=1.5, *,
+                  off=False):
+                return flag, n, sep, neg, x, y, off
+        """, """\
+        class K:
+            def m(self, flag: bool = True, n=0, sep: str = ",", neg=0, x=None, y=1.5, *,
+                  off=False):
+                return flag, n, sep, neg, x, y, off
+        """, """\
+        class K:
+            def m(self, flag: bool = True, n=0, sep: str = ",", neg=-1, x=None, y=1.5, *,
+                  off=True):
+                return flag, n, sep, neg, x, y, off
+        """)]
+
+
+def test_change_default_skips_stubs_overloads_and_lambdas() -> None:
+    assert mutants("change_default", '''\
+        class P(Protocol):
+            def m(self, flag: bool = True) -> None: ...
+            def n(self, k=1):
+                """Doc."""
+                raise NotImplementedError
+        @overload
+        def f(a: int = 1) -> int: pass
+        def g(a):
+            return sorted(a, key=lambda x, n=1: x + n)
+        if TYPE_CHECKING:
+            def h(a=True):
+                return a
+        ''') == []
+
+
+def test_change_default_sites_are_runtime_only_with_defaults_allowed() -> None:
+    source = "def f(a=1):\n    return a\n"
+    data = source.encode()
+    tree = parse_python(data)
+    (site,) = sites("change_default", source)
+    node = site.node(tree, data)
+    assert node is not None and node.type == "integer"
+    assert in_runtime_code(node, defaults=True) and not in_runtime_code(node)
+    assert enclosing_function(node) == "f"
+
+
+# --- break_call_chain ------------------------------------------------------------------
+
+def test_break_call_chain() -> None:
+    assert mutants("break_call_chain", """\
+        def f(s):
+            return s.strip().lower().split(",")
+        """) == [dedent("""\
+        def f(s):
+            return s.strip().lower()
+        """), dedent("""\
+        def f(s):
+            return s.strip().split(",")
+        """)]
+
+
+def test_break_call_chain_needs_two_calls_and_spares_super() -> None:
+    assert mutants("break_call_chain", """\
+        def f(self, s):
+            super().__init__()
+            return s.strip(), s.a.b(), g(s).h
+        """) == []
+
+
+# --- slice_bound -----------------------------------------------------------------------
+
+def test_slice_bound() -> None:
+    assert mutants("slice_bound", "def f(xs, i, n):\n    return xs[i:n + 1:-1]\n") == [
+        "def f(xs, i, n):\n    return xs[:n + 1:-1]\n",
+        "def f(xs, i, n):\n    return xs[i + 1:n + 1:-1]\n",
+        "def f(xs, i, n):\n    return xs[i::-1]\n",
+        "def f(xs, i, n):\n    return xs[i:n + 1 - 1:-1]\n",
+        "def f(xs, i, n):\n    return xs[i:n + 1:]\n"]
+
+
+def test_slice_bound_parenthesises_and_leaves_literals_to_off_by_one() -> None:
+    assert mutants("slice_bound", "def f(xs, a):\n    return xs[1:a or 2]\n") == [
+        "def f(xs, a):\n    return xs[:a or 2]\n",
+        "def f(xs, a):\n    return xs[1:]\n",
+        "def f(xs, a):\n    return xs[1:(a or 2) - 1]\n"]
+
+
+# --- swap_statements -------------------------------------------------------------------
+
+def test_swap_statements_when_order_matters() -> None:
+    """Only the statements move; a trailing comment keeps its line."""
+    source = dedent("""\
+        def f(self, x):
+            self.a = 1
+            self.b = 2
+            x = x * 2
+            self.items.append(x)  # keep
+            self.items.sort()
+            total = len(self.items)
+            self.n = total
+            return total
+        """)
+    swapped = [
+        ("    x = x * 2\n    self.items.append(x)  # keep\n",
+         "    self.items.append(x)\n    x = x * 2  # keep\n"),
+        ("    self.items.append(x)  # keep\n    self.items.sort()\n",
+         "    self.items.sort()  # keep\n    self.items.append(x)\n"),
+        ("    self.items.sort()\n    total = len(self.items)\n",
+         "    total = len(self.items)\n    self.items.sort()\n"),
+    ]
+    assert mutants("swap_statements", source) == [source.replace(a, b) for a, b in swapped]
+
+
+def test_swap_statements_skips_annotations_and_first_bindings() -> None:
+    assert mutants("swap_statements", """\
+        def f(self):
+            parts: list[str] = []
+            append = parts.append
+            total = len(self.items)
+            self.n = total
+        """) == []
+
+
+# --- unreachable code ------------------------------------------------------------------
+
+UNREACHABLE = """\
+def f(xs):
+    for x in xs:
+        if x:
+            continue
+            x = x + 1 < 2 and True
+        break
+        xs.pop(-1)
+    return xs
+    with open(xs) as fh:
+        try:
+            if xs is None:
+                return fh.read().strip()[1:]
+        except ValueError:
+            g(xs, fh)
+"""
+
+
+def _statement_lines(source: str) -> set[int]:
+    return {n.start_point[0] + 1 for n in runtime_nodes(parse_python(source.encode()).root_node)
+            if n.parent is not None and n.parent.type == "block"}
+
+
+def test_statements_after_return_raise_continue_break_are_not_runtime_code() -> None:
+    assert _statement_lines(UNREACHABLE) == {2, 3, 4, 6, 8}
+    reachable = UNREACHABLE.replace("    return xs\n", "    xs.clear()\n")
+    assert _statement_lines(reachable) == {2, 3, 4, 6, 8, 9, 10, 11, 12, 14}
+
+
+@pytest.mark.parametrize("kind", MUTATORS.names())
+def test_unreachable_code_is_left_alone(kind: str) -> None:
+    assert {s.line for s in sites(kind, UNREACHABLE)} <= {2, 3, 4, 6, 8}
+
+
 # --- what no mutator may touch ---------------------------------------------------------
 
 OFF_LIMITS = '''\
@@ -319,6 +760,7 @@ def f(a: Literal[1, 2] = 1, b: "list[int] | None" = x < 1, *c: int) -> dict[str,
     else:
         y = 1
     raise NotImplementedError("a" + "b" if a < 0 else x[1])
+    return a < 1 and b + 1 if True else x[0]
 
 
 class K:
@@ -329,6 +771,8 @@ class K:
         """Doc: return 1 + 1."""
         self.logger.info("%d", 1 + 1 if True else x[0] > 0)
         raise NotImplementedError
+        for i in range(0, 2):
+            self.k = [i + 1, True, self.k[1:]]
 
 
 if __name__ == "__main__":
@@ -383,6 +827,15 @@ def window(xs, k):
     while len(out) > THRESHOLD * 2:
         out.pop(0)
     return out
+
+
+def words(path, stop=("a", "the"), lower=True):
+    try:
+        with open(path) as fh:
+            text = fh.read().strip().lower()
+    except (OSError, UnicodeError):
+        return []
+    return [w for w in text.split() if w not in stop]
 '''
 
 
@@ -400,5 +853,7 @@ def test_conformance(kind: str) -> None:
         assert mutated != data and parses_cleanly(mutated), mutated.decode()
         assert ast.dump(ast.parse(mutated)) != ast.dump(ast.parse(data))
         node = site.node(tree, data)
-        assert node is not None and in_runtime_code(node)
-        assert enclosing_function(node) in {"Stack.__init__", "Stack.push", "Stack.top", "window"}
+        assert node is not None
+        assert in_runtime_code(node, defaults=MUTATORS.get(kind).edits_defaults)
+        assert enclosing_function(node) in {"Stack.__init__", "Stack.push", "Stack.top",
+                                            "window", "words"}

@@ -7,9 +7,9 @@ A :class:`Mutation` holds the whole file before and after one change, so its
 
 Every mutation returned by :func:`generate_mutations`
 
-* comes from a site in runtime code (inside a function body; see
-  :mod:`repogym.generators.mutators.runtime` for what is excluded), re-checked here
-  whatever the mutator claims;
+* comes from a site in runtime code (inside a function body, or a parameter default
+  for a mutator with ``edits_defaults``; see :mod:`repogym.generators.mutators.runtime`
+  for what is excluded), re-checked here whatever the mutator claims;
 * re-parses without ERROR or MISSING nodes, and, when the original compiles with this
   Python, compiles too;
 * differs from the original in its syntax tree, not only in its text.

@@ -3,6 +3,7 @@ manager, make two dependent statements trade places."""
 
 from __future__ import annotations
 
+import re
 from typing import Iterator
 
 from tree_sitter import Node
@@ -10,7 +11,7 @@ from tree_sitter import Node
 from repogym.generators.mutators.base import (
     MUTATORS, NodeMutator, Site, named_children, text)
 from repogym.generators.mutators.edits import delete_statement, summary, unwrapped
-from repogym.generators.mutators.runtime import is_excluded
+from repogym.generators.mutators.runtime import holds_off_limits, is_off_limits
 
 _LOOPS = {"for_statement": "for", "while_statement": "while"}
 _SIMPLE = frozenset({"assignment", "augmented_assignment", "call"})
@@ -19,12 +20,19 @@ _PATTERNS = frozenset({"pattern_list", "tuple_pattern", "list_pattern", "tuple",
                        "list_splat_pattern", "parenthesized_expression"})
 
 
-def header(node: Node, source: bytes) -> str:
-    """A compound statement's first clause, up to its body: ``for x in xs:``."""
-    body = node.child_by_field_name("body") or node.child_by_field_name("consequence")
-    end = body.start_byte if body is not None else node.end_byte
-    flat = " ".join(source[node.start_byte:end].decode("utf-8", "replace").split())
-    return flat if len(flat) <= 60 else flat[:57] + "..."
+def header(node: Node) -> str:
+    """A compound statement's header without comments: ``for x in xs:``, ``with cm:``."""
+    field = node.child_by_field_name
+    if node.type == "for_statement":
+        parts = f"for {text(field('left') or node)} in {text(field('right') or node)}"
+    elif node.type == "with_statement":
+        clause = next((c for c in node.children if c.type == "with_clause"), node)
+        parts = f"with {text(clause)}"
+    else:
+        keyword = node.type.split("_")[0]
+        parts = f"{keyword} {text(field('condition') or node)}"
+    flat = " ".join(parts.split())
+    return (flat if len(flat) <= 60 else flat[:57] + "...") + ":"
 
 
 @MUTATORS.register("remove_conditional")
@@ -40,7 +48,7 @@ class RemoveConditional(NodeMutator):
         """One site removing the whole statement."""
         if node.children_by_field_name("alternative"):
             return
-        site = delete_statement(node, source, f"`{header(node, source)}` block removed")
+        site = delete_statement(node, source, f"`{header(node)}` block removed")
         if site is not None:
             yield site
 
@@ -53,7 +61,7 @@ class RemoveLoop(NodeMutator):
 
     def visit(self, node: Node, source: bytes) -> Iterator[Site]:
         """One site removing the whole loop."""
-        site = delete_statement(node, source, f"`{header(node, source)}` loop removed")
+        site = delete_statement(node, source, f"`{header(node)}` loop removed")
         if site is not None:
             yield site
 
@@ -79,7 +87,8 @@ def _binding(item: Node) -> bytes | None:
 class RemoveWith(NodeMutator):
     """``with cm as x: body`` becomes ``x = cm`` then ``body``: the manager is never entered.
 
-    Items without ``as`` are dropped; the body is dedented to the ``with``'s column.
+    Items without ``as`` are dropped; the body is dedented to the ``with``'s column. Not
+    when the statement holds off-limits code (a docstring, a nested definition...).
     """
 
     node_types = frozenset({"with_statement"})
@@ -87,13 +96,13 @@ class RemoveWith(NodeMutator):
     def visit(self, node: Node, source: bytes) -> Iterator[Site]:
         """One site replacing the statement by its bindings and body."""
         body = node.child_by_field_name("body")
-        if body is None:
+        if body is None or holds_off_limits(node):
             return
         bindings = [b for b in map(_binding, _with_items(node)) if b is not None]
         replacement = unwrapped(node, [*bindings, body], source)
         if replacement is not None:
             yield Site(node.start_byte, node.end_byte, replacement, node.start_point[0] + 1,
-                       f"`{header(node, source)}` removed: its body runs unmanaged")
+                       f"`{header(node)}` removed: its body runs unmanaged")
 
 
 def _simple(stmt: Node) -> Node | None:
@@ -105,8 +114,8 @@ def _simple(stmt: Node) -> Node | None:
         part = inner[0] if len(inner) == 1 else None
     if part is None or part.type not in _SIMPLE:
         return None
-    if part.type == "assignment" and part.child_by_field_name("right") is None:
-        return None
+    if part.type == "assignment" and part.child_by_field_name("type") is not None:
+        return None  # annotated: `x: T = v` moves its annotation, `x: T` does nothing
     return part
 
 
@@ -149,12 +158,28 @@ def _dependent(first: Node, second: Node) -> bool:
     return bool(writes(first) & uses(second) or writes(second) & uses(first))
 
 
+def _bound_before(names: set[str], stmt: Node, source: bytes) -> bool:
+    """Whether each plain name appears in the enclosing function before ``stmt``.
+
+    When one does not, ``stmt`` binds it first, and a statement reading it cannot move
+    above ``stmt`` without a blunt ``NameError``.
+    """
+    function = stmt.parent
+    while function is not None and function.type != "function_definition":
+        function = function.parent
+    start = function.start_byte if function is not None else 0
+    before = source[start:stmt.start_byte].decode("utf-8", "replace")
+    return all(re.search(rf"\b{re.escape(name)}\b", before) for name in names)
+
+
 @MUTATORS.register("swap_statements")
 class SwapStatements(NodeMutator):
     """Two adjacent simple statements trade places, when their order matters.
 
-    Simple: an assignment, augmented assignment or call. The order matters when one
-    assigns (or calls a method of) something the other mentions.
+    Simple: an assignment (not annotated), augmented assignment or call. The order
+    matters when one assigns (or calls a method of) something the other mentions. Not
+    when the first binds a name for the first time and the second reads it: that swap
+    only raises ``NameError``.
     """
 
     node_types = frozenset({"block"})
@@ -168,9 +193,12 @@ class SwapStatements(NodeMutator):
 
 def _swap(first: Node, second: Node, source: bytes) -> Iterator[Site]:
     a, b = _simple(first), _simple(second)
-    if a is None or b is None or is_excluded(first) or is_excluded(second):
+    if a is None or b is None or is_off_limits(first) or is_off_limits(second):
         return
     if text(first) == text(second) or not _dependent(a, b):
+        return
+    first_bound = {n for n in writes(a) & uses(b) if "." not in n}
+    if not _bound_before(first_bound, first, source):
         return
     middle = source[first.end_byte:second.start_byte].decode("utf-8", "replace")
     yield Site(first.start_byte, second.end_byte, text(second) + middle + text(first),

@@ -4,7 +4,8 @@ Python's blocks are made of indentation, so removing a statement or lifting a bl
 of its ``with``/``try`` is a text edit that must keep the indentation right:
 
 * :func:`delete_statement` removes the statement's whole lines, or writes ``pass`` in
-  its place when it is alone in its block or shares a line with another statement;
+  its place when it is alone in its block or shares a line with another statement
+  (never a statement holding a docstring, logging call or nested definition);
 * :func:`unwrapped` gives the text of one or more blocks re-indented to the column of
   the compound statement that held them, lines inside multi-line strings untouched.
 """
@@ -16,6 +17,7 @@ from typing import Sequence
 from tree_sitter import Node
 
 from repogym.generators.mutators.base import Site, named_children, replace_node, text
+from repogym.generators.mutators.runtime import holds_off_limits
 
 
 def summary(node: Node, limit: int = 60) -> str:
@@ -38,9 +40,13 @@ def whole_lines(stmt: Node, source: bytes) -> tuple[int, int] | None:
 
 
 def delete_statement(stmt: Node, source: bytes, description: str) -> Site | None:
-    """A site removing ``stmt`` from its block (``pass`` when it is needed); None outside one."""
+    """A site removing ``stmt`` from its block (``pass`` when it is needed).
+
+    None outside a block, or when ``stmt`` holds code no mutation may touch (see
+    :func:`~repogym.generators.mutators.runtime.holds_off_limits`).
+    """
     block = stmt.parent
-    if block is None or block.type != "block":
+    if block is None or block.type != "block" or holds_off_limits(stmt):
         return None
     span = whole_lines(stmt, source) if len(named_children(block)) > 1 else None
     if span is None:

@@ -9,6 +9,7 @@ from tree_sitter import Node
 from repogym.generators.mutators.base import (
     MUTATORS, NodeMutator, Site, named_children, replace_node, text)
 from repogym.generators.mutators.edits import unwrapped
+from repogym.generators.mutators.runtime import holds_off_limits
 
 EXCEPTION_SWAPS: dict[str, str] = {
     "Exception": "ValueError",
@@ -35,7 +36,10 @@ _HANDLERS = frozenset({"except_clause", "except_group_clause"})
 @MUTATORS.register("remove_try")
 class RemoveTry(NodeMutator):
     """A ``try`` with handlers is unwrapped: its body, ``else`` and ``finally`` run in turn,
-    dedented, and no exception is caught."""
+    dedented, and no exception is caught.
+
+    Not when the statement holds off-limits code (a logging call, a nested definition...).
+    """
 
     node_types = frozenset({"try_statement"})
 
@@ -44,6 +48,8 @@ class RemoveTry(NodeMutator):
         body = node.child_by_field_name("body")
         clauses = named_children(node)
         if body is None or not any(c.type in _HANDLERS for c in clauses):
+            return
+        if holds_off_limits(node):
             return
         blocks = [body, *(c.child_by_field_name("body") or named_children(c)[-1]
                           for c in clauses if c.type in ("else_clause", "finally_clause"))]

@@ -82,10 +82,30 @@ def is_unreachable(node: Node) -> bool:
     return False
 
 
+def reachable_children(node: Node) -> list[Node]:
+    """A node's children; for a block, only up to its first return/raise/continue/break."""
+    children = node.children
+    if node.type != "block":
+        return children
+    for i, child in enumerate(children):
+        if child.type in _TERMINATORS:
+            return children[:i + 1]
+    return children
+
+
+def is_off_limits(node: Node) -> bool:
+    """Whether ``node`` is excluded (:func:`is_excluded`) or unreachable."""
+    return is_excluded(node) or is_unreachable(node)
+
+
 def is_excluded(node: Node) -> bool:
-    """Whether ``node`` and everything under it is off limits (see the module docstring)."""
+    """Whether ``node`` and everything under it is off limits (see the module docstring).
+
+    Unreachable statements are off limits too, but need their block to tell: see
+    :func:`is_off_limits`.
+    """
     kind = node.type
-    if kind in _ALWAYS_EXCLUDED or is_unreachable(node):
+    if kind in _ALWAYS_EXCLUDED:
         return True
     if kind == "call":
         return _is_quiet_call(node)
@@ -104,6 +124,21 @@ def is_excluded(node: Node) -> bool:
     return False
 
 
+def holds_off_limits(node: Node) -> bool:
+    """Whether deleting ``node`` would take off-limits code along: a docstring, a logging
+    call, an annotation, unreachable code, or a nested function or class."""
+    stack = list(node.children)
+    while stack:
+        current = stack.pop()
+        if current.type in _SCOPES or (current.type != "comment" and is_excluded(current)):
+            return True
+        children = reachable_children(current)
+        if len(children) < len(current.children):
+            return True
+        stack.extend(children)
+    return False
+
+
 def runtime_nodes(root: Node) -> Iterator[Node]:
     """Every node of runtime code under ``root``, in source order."""
     stack: list[tuple[Node, bool]] = [(root, False)]
@@ -118,7 +153,7 @@ def runtime_nodes(root: Node) -> Iterator[Node]:
             if body is not None:
                 stack.append((body, node.type == "function_definition"))
             continue
-        stack.extend((child, runtime) for child in reversed(node.children))
+        stack.extend((child, runtime) for child in reversed(reachable_children(node)))
 
 
 def in_runtime_code(node: Node, *, defaults: bool = False) -> bool:
@@ -134,7 +169,7 @@ def _in_function_body(node: Node) -> bool:
     scope_ok: bool | None = None
     current: Node | None = node
     while current is not None:
-        if is_excluded(current):
+        if is_off_limits(current):
             return False
         if scope_ok is None and current.type in _SCOPES and current != node:
             body = current.child_by_field_name("body")
@@ -169,7 +204,7 @@ def is_live_function(function: Node) -> bool:
     """A function whose defaults matter: not excluded, not an overload, not a stub."""
     current: Node | None = function
     while current is not None:
-        if is_excluded(current):
+        if is_off_limits(current):
             return False
         current = current.parent
     return not _is_overload(function) and not _is_stub(function)
@@ -191,7 +226,7 @@ def _is_stub(function: Node) -> bool:
 
 
 def _does_nothing(stmt: Node) -> bool:
-    if stmt.type in _NO_OPS or is_excluded(stmt):
+    if stmt.type in _NO_OPS or is_off_limits(stmt):
         return True
     if stmt.type != "expression_statement":
         return False
