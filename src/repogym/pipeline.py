@@ -321,15 +321,19 @@ def run_repo(spec: RepoSpec, settings: Settings, progress: Progress = _quiet,
     todo = unseen(cands, store)
     mined = unseen(timer("mine", lambda: mine(prepared, settings, store)), store)
     summary.candidates, summary.skipped_seen = len(cands) + len(mined), len(cands) - len(todo)
-    judged = timer("judge", lambda: judge_all(provider, env, prepared, base, todo, settings,
-                                              progress, client))
-    judged += timer("judge", lambda: judge_mined(provider, env, prepared, base, mined, settings,
-                                                 progress))
+    def judged_and_written(fn: Callable[[], list[Judged]]) -> list[Judged]:
+        batch = timer("judge", fn)  # written per batch: a killed run keeps what it judged
+        timer("write", lambda: store.write(batch))
+        return batch
+
+    judged = judged_and_written(lambda: judge_all(provider, env, prepared, base, todo, settings,
+                                                  progress, client))
+    judged += judged_and_written(lambda: judge_mined(provider, env, prepared, base, mined,
+                                                     settings, progress))
     combos = unseen(timer("combine", lambda: combine(prepared, settings, store, judged)), store)
     summary.candidates += len(combos)
-    judged += timer("judge", lambda: judge_all(provider, env, prepared, base, combos, settings,
-                                               progress, client))
-    timer("write", lambda: store.write(judged))
+    judged += judged_and_written(lambda: judge_all(provider, env, prepared, base, combos,
+                                                   settings, progress, client))
     summarize(summary, judged)
     summary.seconds = round(time.monotonic() - start, 2)
     return summary
