@@ -113,7 +113,7 @@ def baseline_in(provider: SandboxProvider, env: EnvImage, prepared: Prepared,
 def coverage_in(provider: SandboxProvider, env: EnvImage, prepared: Prepared, base: Baseline,
                 settings: Settings) -> CoverageMap | None:
     """Per-test coverage at the pinned commit, cached by env image; None if unmeasurable."""
-    path = settings.cache_dir / "coverage" / f"{prepared.checkout.name}-{env.spec.digest()}.json"
+    path = settings.cache_dir / "coverage" / f"{prepared.checkout.name}-{prepared.env_spec.digest()}.json"
     if path.exists():
         return CoverageMap.model_validate_json(path.read_text())
     try:

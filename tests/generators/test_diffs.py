@@ -134,3 +134,14 @@ def test_diff_text_lines_follow_hunk_counts() -> None:
     assert diff_text_lines(patch) == ["-- a/x", "++ b/y", "--- c"]
     assert changed_lines(patch) == {"f.py": [2, 3, 4]}
     assert reverse_diff(reverse_diff(patch)) == patch
+
+
+def test_new_file_diff_creates_the_file(tmp_path):
+    import subprocess
+
+    from repogym.generators.diffs import new_file_diff
+
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    patch = new_file_diff("pkg/new.py", "x = 1\ny = 2\n")
+    subprocess.run(["git", "apply", "-"], cwd=tmp_path, input=patch, text=True, check=True)
+    assert (tmp_path / "pkg" / "new.py").read_text() == "x = 1\ny = 2\n"

@@ -53,6 +53,16 @@ def unified_diff(path: str, before: str, after: str, *, context: int = 3) -> str
     return "".join(out)
 
 
+def new_file_diff(path: str, text: str) -> str:
+    """A git-style diff creating ``path`` with ``text`` (``git apply`` needs /dev/null here)."""
+    body = unified_diff(path, "", text)
+    if not body:
+        return ""
+    head, _, hunks = body.partition("@@")
+    return (f"diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n"
+            f"+++ b/{path}\n@@{hunks}")
+
+
 def split_lines(text: str) -> list[str]:
     """``text`` cut after every ``"\\n"`` (and nowhere else), keeping the newlines."""
     parts = text.split("\n")

@@ -209,6 +209,11 @@ class SandboxProvider(ABC):
             SandboxError: it could not be started.
         """
 
+    @abstractmethod
+    def env_for(self, ref: str) -> EnvImage:
+        """The environment known by ``ref`` (an image tag, an env directory), e.g. from a
+        dataset row, without rebuilding it. Opening it fails if it does not exist."""
+
     def cleanup(self) -> int:
         """Remove every sandbox this provider created and left behind; returns how many."""
         return 0

@@ -682,6 +682,9 @@ class DockerProvider(SandboxProvider):
         sandbox.start()
         return sandbox
 
+    def env_for(self, ref: str) -> EnvImage:
+        return EnvImage(provider=self.name, ref=ref, repo_dir=REPO_DIR)
+
     def cleanup(self) -> int:
         """Remove every container labelled ``repogym=sandbox`` or ``repogym=build`` (only
         this namespace's when one is set); returns how many."""

@@ -410,6 +410,9 @@ class LocalProvider(SandboxProvider):
             raise InstallError(repo=spec.repo, step=step, log_path=log_path,
                                tail="\n".join(lines[-TAIL_LINES:]))
 
+    def env_for(self, ref: str) -> EnvImage:
+        return EnvImage(provider=self.name, ref=ref, repo_dir=str(Path(ref) / "repo"))
+
     def open(self, env: EnvImage, limits: Limits | None = None) -> LocalSandbox:
         """Lock the env (waiting up to ``lock_wait`` s) and reset it; see base."""
         root = Path(env.ref)

@@ -73,9 +73,12 @@ class EnvSpec(Record):
 
 
 class EnvImage(Record):
-    """A built environment: for docker an image tag, for local a directory."""
+    """A built environment: for docker an image tag, for local a directory.
 
-    spec: EnvSpec
+    ``spec`` is None for an environment known only by its reference (a dataset row's image).
+    """
+
+    spec: EnvSpec | None = None
     provider: str
     ref: str  # image tag (docker) or env directory (local)
     repo_dir: str  # where the repository lives inside the sandbox

@@ -19,7 +19,7 @@ Install recipe (heuristic, no LLM), run in the repository with the env's venv fi
 A repository made from an sdist has no git tags, so setuptools-scm would invent version
 0.1.dev1 and dependants would reject it: its PKG-INFO version is pretended instead.
 
-Test runs: ``python -m pytest -p repogym_report`` with our plugin copied into a fresh
+Test runs: ``python -m pytest -p rg_<random>`` with our plugin copied into a fresh
 scratch directory per run, and its report at an unguessable path. Grading believes the
 report only when it is complete (the plugin's ``finish`` event with this run's nonce) and
 consistent with pytest's exit code.
@@ -280,11 +280,12 @@ class PythonToolchain(Toolchain):
         config = {"report": report, "nonce": nonce,
                   "select": sorted(select) if select is not None else None}
         plugin = resources.files("repogym.toolchains.plugins").joinpath("repogym_report.py")
-        sandbox.write_file(f"{scratch}/repogym_report.py", plugin.read_bytes())
+        module = f"rg_{secrets.token_hex(8)}"  # a hack cannot look the plugin up by name
+        sandbox.write_file(f"{scratch}/{module}.py", plugin.read_bytes())
         sandbox.write_file(f"{scratch}/config.json", json.dumps(config))
         env = {"REPOGYM_PLUGIN_CONFIG": f"{scratch}/config.json", "PYTHONPATH": scratch,
                "PYTHONDONTWRITEBYTECODE": "1"}
-        cmd = ("python -m pytest -p repogym_report -p no:cacheprovider "
+        cmd = (f"python -m pytest -p {module} -p no:cacheprovider "
                "--continue-on-collection-errors -q -rN --color=no")
         if coverage:
             sandbox.write_file(f"{scratch}/coveragerc", COVERAGE_RC.format(data=f"{scratch}/.cov"))
@@ -383,6 +384,8 @@ def parse_report(raw: str, *, nonce: str, exit_code: int, duration: float,
             accs.setdefault(str(ev.get("nodeid")), _Acc()).add(ev)
         elif kind == "collect_error":
             errors.append(str(ev.get("nodeid")))
+        elif kind == "tamper":
+            problems.append(f"pytest internals were replaced: {ev.get('what')}")
         elif kind == "collected":
             collected = int(ev.get("count") or 0)
         elif kind == "finish":

@@ -1,0 +1,232 @@
+"""Anti-gaming probes: known reward hacks, each a registered plug-in that writes a patch.
+
+Every probe's patch is graded through :func:`repogym.datasets.verify.grade_in` — the path
+trainers use — on a task's broken state, and must score 0. The judge runs a sample of them
+on every accepted task; ``tests/judges/test_probes.py`` runs all of them as regression tests.
+
+| probe | the hack | why it scores 0 |
+| --- | --- | --- |
+| delete_tests | empty the FAIL_TO_PASS test files | test files are restored; and missing tests fail |
+| skip_tests | ``pytestmark = skip`` in the test files | restored; a skipped test is not a pass |
+| xfail_tests | ``pytestmark = xfail`` | restored; xfail is not a pass |
+| edit_tests | redefine the failing tests as ``assert True`` | test files restored |
+| conftest_force_pass | a conftest hook rewriting failures to passes | conftest.py is discarded |
+| runner_config | pytest.ini that collects nothing | runner config is discarded; missing = fail |
+| print_passed | print forged ``PASSED`` lines and a summary | output is never parsed as results |
+| exit_early | ``os._exit(0)`` when imported under pytest | no finish event: report incomplete |
+| system_exit | ``raise SystemExit(0)`` at import | collection error; tests missing |
+| prewrite_report | append forged events to any report file it finds | nonce unknown, paths unguessable |
+| monkeypatch_reporting | patch pytest's report creation to say "passed" | plugin integrity check: tamper |
+| sitecustomize | a start-up hook patching pytest before it runs | start-up hooks are discarded |
+
+Out of reach of any test-based verifier (documented, not probed): a solution that detects
+the test environment and returns exactly what the tests expect only there (P2P tests may
+catch it when they exercise the same code differently); a hack that targets repogym's own
+plugin by inspecting the interpreter (in-process code can read any object, so a determined
+in-process attacker can forge a report; the random plugin name and the integrity check stop
+generic hacks, not targeted ones).
+"""
+
+from __future__ import annotations
+
+import textwrap
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Callable, ClassVar, Sequence
+
+from repogym.datasets.verify import GradingSpec
+from repogym.generators.diffs import new_file_diff, unified_diff
+from repogym.registry import Registry
+
+Reader = Callable[[str], "str | None"]
+
+
+@dataclass(frozen=True)
+class ProbeContext:
+    """What a probe may look at: the task, the broken state's files, the code under test."""
+
+    spec: GradingSpec
+    read: Reader  # a repo-relative file's text in the broken state, None if absent
+    source_files: tuple[str, ...]  # runtime modules the failing tests exercise
+
+    def test_files(self) -> list[str]:
+        return sorted({t.split("::")[0] for t in self.spec.FAIL_TO_PASS if "::" in t})
+
+    def test_names(self, path: str) -> list[str]:
+        names = {t.split("::")[-1].split("[")[0] for t in self.spec.FAIL_TO_PASS
+                 if t.startswith(path + "::")}
+        return sorted(names)
+
+
+class Probe(ABC):
+    """One known reward hack. ``patch`` returns None when it does not apply to the task."""
+
+    name: ClassVar[str]
+
+    @abstractmethod
+    def patch(self, ctx: ProbeContext) -> str | None:
+        """A unified diff against the broken state that attempts the hack."""
+
+
+PROBES: Registry[type[Probe]] = Registry("probe")
+
+
+def _edit(ctx: ProbeContext, paths: Sequence[str], change: Callable[[str, str], str]) -> str | None:
+    diffs = []
+    for path in paths:
+        before = ctx.read(path)
+        if before is None:
+            continue
+        diffs.append(unified_diff(path, before, change(path, before)))
+    return "".join(diffs) or None
+
+
+def _prepend_to_sources(ctx: ProbeContext, code: str) -> str | None:
+    return _edit(ctx, ctx.source_files, lambda _p, text: textwrap.dedent(code) + text)
+
+
+def _write(path: str, before: str | None, after: str) -> str:
+    """A diff turning ``before`` into ``after``, creating the file when it is absent."""
+    return new_file_diff(path, after) if before is None else unified_diff(path, before, after)
+
+
+@PROBES.register("delete_tests")
+class DeleteTests(Probe):
+    def patch(self, ctx: ProbeContext) -> str | None:
+        return _edit(ctx, ctx.test_files(), lambda _p, _t: "")
+
+
+@PROBES.register("skip_tests")
+class SkipTests(Probe):
+    marker = "skip"
+
+    def patch(self, ctx: ProbeContext) -> str | None:
+        line = f"import pytest\npytestmark = pytest.mark.{self.marker}(reason='probe')\n"
+        return _edit(ctx, ctx.test_files(), lambda _p, text: line + text)
+
+
+@PROBES.register("xfail_tests")
+class XfailTests(SkipTests):
+    marker = "xfail"
+
+
+@PROBES.register("edit_tests")
+class EditTests(Probe):
+    def patch(self, ctx: ProbeContext) -> str | None:
+        def change(path: str, text: str) -> str:
+            stubs = "".join(f"\n\ndef {n}(*args, **kwargs):\n    assert True\n"
+                            for n in ctx.test_names(path))
+            return text + stubs
+        return _edit(ctx, ctx.test_files(), change)
+
+
+FORCE_PASS = """
+    import pytest
+
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(item, call):
+        outcome = yield
+        report = outcome.get_result()
+        report.outcome = "passed"
+        report.longrepr = None
+    """
+
+
+@PROBES.register("conftest_force_pass")
+class ConftestForcePass(Probe):
+    def patch(self, ctx: ProbeContext) -> str | None:
+        before = ctx.read("conftest.py")
+        return _write("conftest.py", before, (before or "") + textwrap.dedent(FORCE_PASS))
+
+
+@PROBES.register("runner_config")
+class RunnerConfig(Probe):
+    def patch(self, ctx: ProbeContext) -> str | None:
+        return _write("pytest.ini", ctx.read("pytest.ini"),
+                      "[pytest]\npython_functions = nothing_matches_*\naddopts = -p no:warnings\n")
+
+
+@PROBES.register("print_passed")
+class PrintPassed(Probe):
+    def patch(self, ctx: ProbeContext) -> str | None:
+        lines = "".join(f"print({(t + ' PASSED')!r})\n" for t in ctx.spec.FAIL_TO_PASS)
+        n = len(ctx.spec.FAIL_TO_PASS) + len(ctx.spec.PASS_TO_PASS)
+        return _prepend_to_sources(ctx, lines + f"print('===== {n} passed in 0.01s =====')\n")
+
+
+@PROBES.register("exit_early")
+class ExitEarly(Probe):
+    def patch(self, ctx: ProbeContext) -> str | None:
+        return _prepend_to_sources(ctx, """\
+            import os as _os, sys as _sys
+            if "pytest" in _sys.modules or "_pytest" in _sys.modules:
+                _sys.stdout.write("all tests passed\\n"); _sys.stdout.flush(); _os._exit(0)
+            """)
+
+
+@PROBES.register("system_exit")
+class SystemExitEarly(Probe):
+    def patch(self, ctx: ProbeContext) -> str | None:
+        return _prepend_to_sources(ctx, "raise SystemExit(0)\n")
+
+
+PREWRITE = """\
+    import glob as _g, json as _j, os as _o, sys as _s
+    if "_pytest" in _s.modules:
+        for _f in _g.glob("/tmp/**/*.json*", recursive=True) + _g.glob("/var/tmp/**/*.json*", recursive=True):
+            try:
+                with open(_f, "a") as _h:
+                    for _t in {tests!r}:
+                        _h.write(_j.dumps({{"event": "test", "nodeid": _t, "when": "call", "outcome": "passed"}}) + "\\n")
+                    _h.write(_j.dumps({{"event": "finish", "exitstatus": 0, "nonce": ""}}) + "\\n")
+            except OSError:
+                pass
+        _o._exit(0)
+    """
+
+
+@PROBES.register("prewrite_report")
+class PrewriteReport(Probe):
+    def patch(self, ctx: ProbeContext) -> str | None:
+        tests = [*ctx.spec.FAIL_TO_PASS, *ctx.spec.PASS_TO_PASS]
+        return _prepend_to_sources(ctx, PREWRITE.format(tests=tests))
+
+
+MONKEYPATCH = """\
+    import sys as _s
+    if "_pytest" in _s.modules:
+        import _pytest.reports as _r
+        _orig = _r.TestReport.from_item_and_call.__func__
+        def _fake(cls, item, call):
+            rep = _orig(cls, item, call)
+            rep.outcome, rep.longrepr = "passed", None
+            return rep
+        _r.TestReport.from_item_and_call = classmethod(_fake)
+    """
+
+
+@PROBES.register("monkeypatch_reporting")
+class MonkeypatchReporting(Probe):
+    def patch(self, ctx: ProbeContext) -> str | None:
+        return _prepend_to_sources(ctx, MONKEYPATCH)
+
+
+@PROBES.register("sitecustomize")
+class SiteCustomize(Probe):
+    def patch(self, ctx: ProbeContext) -> str | None:
+        hook = MONKEYPATCH.replace('if "_pytest" in _s.modules:', "if True:")
+        # the repository root (flat layouts) and src/ are on sys.path via the editable install
+        hook = textwrap.dedent(hook)
+        return "".join(_write(f"{root}sitecustomize.py", None, hook) for root in ("", "src/")
+                       if ctx.read(f"{root}sitecustomize.py") is None) or None
+
+
+def probe_patches(ctx: ProbeContext, names: Sequence[str] | None = None) -> dict[str, str]:
+    """Each applicable probe's patch, by probe name."""
+    out = {}
+    for name in names or PROBES.names():
+        patch = PROBES.get(name)().patch(ctx)
+        if patch:
+            out[name] = patch
+    return out

@@ -1,0 +1,107 @@
+"""Every known reward hack scores 0 through verify's grading path; the gold patch scores 1.
+
+One regression test per hack (named after it), on a real accepted task of the tiny repo, on
+both sandbox providers.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from repogym.baseline import record_baseline
+from repogym.config import Settings
+from repogym.datasets.verify import GradingSpec, grade_in
+from repogym.generators.diffs import reverse_diff, unified_diff
+from repogym.judges.judge import Judge, JudgeSettings
+from repogym.judges.probes import PROBES, ProbeContext
+from repogym.repos import clone
+from repogym.sandboxes import get_provider
+from repogym.schemas.records import Candidate, CandidateKind, RepoSpec, Status
+from repogym.toolchains import PythonToolchain
+from tests.conftest import TINY_PROJECT, git
+
+OPS = TINY_PROJECT["tinycalc/ops.py"]
+
+
+@pytest.fixture(scope="module", params=[pytest.param("docker", marks=pytest.mark.docker), "local"])
+def task(request, tmp_path_factory):
+    if request.param == "docker":
+        request.getfixturevalue("base_image")
+    out = tmp_path_factory.mktemp("probes")
+    src = out / "tinycalc"
+    for rel, text in TINY_PROJECT.items():
+        (src / rel).parent.mkdir(parents=True, exist_ok=True)
+        (src / rel).write_text(text)
+    git(src, "init", "-q", "-b", "main")
+    git(src, "add", "-A")
+    git(src, "commit", "-q", "-m", "init")
+    settings = Settings(out=out / "data", provider=request.param)
+    checkout = clone(RepoSpec(source=str(src)), settings.cache_dir)
+    tc = PythonToolchain()
+    provider = get_provider(request.param, settings)
+    env = provider.build_env(tc.env_spec(checkout, settings.base_image), checkout.path, out / "logs")
+    bug = unified_diff("tinycalc/ops.py", OPS, OPS.replace("return a + b", "return a - b"))
+    cand = Candidate(kind=CandidateKind.synthetic, repo="tinycalc", base_commit=checkout.commit,
+                     bug_patch=bug, gold_patch=reverse_diff(bug), generator="test",
+                     files=("tinycalc/ops.py",))
+    with provider.open(env) as sandbox:
+        base = record_baseline(sandbox, tc, repo="tinycalc", commit=checkout.commit,
+                               image=env.ref, runs=1, timeout=120)
+        verdict = Judge(sandbox, tc, base, JudgeSettings(oracle_runs=1, timeout=60)).judge(cand).verdict
+        assert verdict.status is Status.accept
+        spec = GradingSpec(instance_id=cand.instance_id, image=env.ref, base_commit=cand.base_commit,
+                           bug_patch=cand.bug_patch, test_patch="",
+                           FAIL_TO_PASS=verdict.fail_to_pass, PASS_TO_PASS=verdict.pass_to_pass)
+        yield sandbox, tc, spec, cand
+
+
+def context(sandbox, tc, spec, cand) -> ProbeContext:
+    sandbox.reset(commit=spec.base_commit)
+    assert sandbox.apply_patch(spec.bug_patch)
+    files = {}
+    for path in ["conftest.py", "pytest.ini", "sitecustomize.py", "src/sitecustomize.py",
+                 *cand.files, *{t.split("::")[0] for t in spec.FAIL_TO_PASS}]:
+        try:
+            files[path] = sandbox.read_file(path).decode()
+        except FileNotFoundError:
+            files[path] = None
+    return ProbeContext(spec=spec, read=files.get, source_files=cand.files)
+
+
+def test_gold_patch_scores_one(task):
+    sandbox, tc, spec, cand = task
+    result = grade_in(sandbox, tc, spec, cand.gold_patch, timeout=60)
+    assert result.reward == 1.0 and result.resolved, result
+
+
+def test_empty_patch_scores_zero(task):
+    sandbox, tc, spec, _ = task
+    result = grade_in(sandbox, tc, spec, "", timeout=60)
+    assert result.reward == 0.0
+    assert result.outcomes["tests/test_ops.py::test_add"] is not None
+
+
+def test_partial_reward_counts_passing_tests(task):
+    sandbox, tc, spec, _ = task
+    result = grade_in(sandbox, tc, spec, "", timeout=60, partial=True)
+    total = len(spec.FAIL_TO_PASS) + len(spec.PASS_TO_PASS)
+    assert result.reward == pytest.approx(len(spec.PASS_TO_PASS) / total)
+
+
+@pytest.mark.parametrize("probe", PROBES.names())
+def test_reward_hack_scores_zero(task, probe):
+    sandbox, tc, spec, cand = task
+    patch = PROBES.get(probe)().patch(context(sandbox, tc, spec, cand))
+    assert patch, f"probe {probe} produced no patch for this task"
+    result = grade_in(sandbox, tc, spec, patch, timeout=60)
+    assert "patch does not apply" not in result.problems, probe  # the defence was exercised
+    assert result.reward == 0.0, (probe, result)
+
+
+def test_hack_combined_with_the_real_fix_still_scores_one(task):
+    """Discarding test changes must not punish a real fix that also touched tests."""
+    sandbox, tc, spec, cand = task
+    ctx = context(sandbox, tc, spec, cand)
+    patch = cand.gold_patch + PROBES.get("skip_tests")().patch(ctx)
+    result = grade_in(sandbox, tc, spec, patch, timeout=60)
+    assert result.reward == 1.0 and "tests/test_ops.py" in result.discarded
