@@ -180,6 +180,37 @@ def _print_summary(summary, settings: Settings) -> None:  # type: ignore[no-unty
 
 
 @app.command()
+def verify(
+    task_id: str = typer.Argument(..., help="The task's instance_id."),
+    patch_file: Path = typer.Argument(..., help="A unified diff against the broken state."),
+    dataset: Optional[Path] = typer.Option(None, help="Dataset folder (default: --out)."),
+    partial: bool = typer.Option(False, help="Reward = share of listed tests passing."),
+    provider: Optional[str] = typer.Option(None, help="Sandbox provider of the task's image."),
+) -> None:
+    """Grade a patch for a task, the way trainers do; prints the reward and every test."""
+    from repogym.datasets import DatasetStore
+    from repogym.datasets.verify import verify as grade
+
+    settings = _settings(dataset)
+    if not patch_file.is_file():
+        raise _fail(f"{patch_file}: no such patch file", 2)
+    try:
+        rows = [r for r in DatasetStore(settings.out).rows("tasks") if r.instance_id == task_id]
+        if not rows:
+            raise _fail(f"{task_id}: no such task in {settings.out}", 2)
+        result = grade(rows[0], patch_file.read_text(), provider=provider or settings.provider,
+                       settings=settings, partial=partial)
+    except RepogymError as exc:
+        raise _fail(str(exc).splitlines()[0]) from None
+    for test, outcome in result.outcomes.items():
+        console.print(f"  {outcome.value if outcome else 'missing':>8}  {test}", highlight=False)
+    for problem in result.problems:
+        console.print(f"  problem: {problem}", highlight=False)
+    typer.echo(json.dumps({"instance_id": task_id, "reward": result.reward,
+                           "resolved": result.resolved}))
+
+
+@app.command()
 def cleanup(images: bool = typer.Option(False, help="Also remove repogym env images.")) -> None:
     """Remove every container (and optionally env image) repogym created; nothing else."""
     from repogym.sandboxes import get_provider

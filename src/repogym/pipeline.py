@@ -252,7 +252,8 @@ def judge_all(provider: SandboxProvider, env: EnvImage, prepared: Prepared, base
               progress: Progress = _quiet, client: LLMClient | None = None) -> list[Judged]:
     """Judge every candidate in one warm sandbox (reset between checks)."""
     out: list[Judged] = []
-    jset = JudgeSettings(oracle_runs=settings.oracle_runs, timeout=settings.test_timeout)
+    jset = JudgeSettings(oracle_runs=settings.oracle_runs, timeout=settings.test_timeout,
+                         probes=settings.probes)
     with provider.open(env, limits_for(settings)) as sandbox:
         judge = Judge(sandbox, prepared.toolchain, baseline, jset)
         for i, cand in enumerate(candidates):

@@ -114,3 +114,34 @@ def test_statements_never_quote_the_patch(corpus):
     for row in DatasetStore(settings.out).rows("tasks"):
         assert row.problem_statement.strip()
         assert not leaks(row.problem_statement, row.patch), row.instance_id
+
+
+def test_verify_command_grades_gold_one_and_empty_zero(corpus, tmp_path):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    settings, _ = corpus
+    row = DatasetStore(settings.out).rows("tasks")[0]
+    rewards = {}
+    for name, patch in (("gold", row.patch), ("empty", "")):
+        path = tmp_path / f"{name}.diff"
+        path.write_text(patch)
+        proc = subprocess.run([sys.executable, "-m", "repogym", "verify", row.instance_id,
+                               str(path), "--dataset", str(settings.out)],
+                              capture_output=True, text=True, timeout=600, env=os.environ)
+        assert proc.returncode == 0, proc.stderr
+        rewards[name] = json.loads(proc.stdout.strip().splitlines()[-1])["reward"]
+    assert rewards == {"gold": 1.0, "empty": 0.0}
+
+
+def test_verify_unknown_task_is_one_line_error(corpus, tmp_path):
+    import subprocess
+    import sys
+
+    settings, _ = corpus
+    (tmp_path / "p.diff").write_text("")
+    proc = subprocess.run([sys.executable, "-m", "repogym", "verify", "nope", str(tmp_path / "p.diff"),
+                           "--dataset", str(settings.out)], capture_output=True, text=True)
+    assert proc.returncode == 2 and "no such task" in proc.stderr and "Traceback" not in proc.stderr

@@ -154,3 +154,27 @@ def test_mined_fix_whose_tests_pass_before_is_a_no_op(world):
 def test_candidate_from_a_commit_the_env_lacks_is_infra(world):
     cand = mined().model_copy(update={"base_commit": "0123456789abcdef" * 2 + "01234567"})
     assert world.judge(cand).verdict.status is Status.infra_error
+
+
+def test_accepted_task_that_a_probe_games_goes_to_review(world, monkeypatch):
+    from repogym.judges import probes
+
+    class Cheat(probes.Probe):  # stands in for a hack that works: it submits the fix
+        def patch(self, ctx):
+            return CHEAT["gold"]
+
+    cand = bug(OPS.replace("return a + b", "return a - b"))
+    CHEAT["gold"] = cand.gold_patch
+    monkeypatch.setitem(probes.PROBES._items, "cheat", Cheat)
+    monkeypatch.setattr("repogym.judges.judge.sample_probes", lambda iid, k: ["cheat"])
+    j = world.judge(cand)
+    assert (j.verdict.status, j.verdict.reason) == (Status.review, "probe:cheat")
+
+
+def test_accepted_task_records_the_probes_it_withstood(world):
+    j = world.judge(bug(OPS.replace("return a + b", "return a - b")))
+    assert j.verdict.status is Status.accept
+    assert len(j.verdict.evidence["probes_passed"].split(",")) == 2
+
+
+CHEAT: dict[str, str] = {}

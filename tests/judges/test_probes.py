@@ -13,7 +13,7 @@ from repogym.config import Settings
 from repogym.datasets.verify import GradingSpec, grade_in
 from repogym.generators.diffs import reverse_diff, unified_diff
 from repogym.judges.judge import Judge, JudgeSettings
-from repogym.judges.probes import PROBES, ProbeContext
+from repogym.judges.probes import PROBES, ProbeContext, context_in
 from repogym.repos import clone
 from repogym.sandboxes import get_provider
 from repogym.schemas.records import Candidate, CandidateKind, RepoSpec, Status
@@ -56,16 +56,7 @@ def task(request, tmp_path_factory):
 
 
 def context(sandbox, tc, spec, cand) -> ProbeContext:
-    sandbox.reset(commit=spec.base_commit)
-    assert sandbox.apply_patch(spec.bug_patch)
-    files = {}
-    for path in ["conftest.py", "pytest.ini", "sitecustomize.py", "src/sitecustomize.py",
-                 *cand.files, *{t.split("::")[0] for t in spec.FAIL_TO_PASS}]:
-        try:
-            files[path] = sandbox.read_file(path).decode()
-        except FileNotFoundError:
-            files[path] = None
-    return ProbeContext(spec=spec, read=files.get, source_files=cand.files)
+    return context_in(sandbox, spec, cand.files)
 
 
 def test_gold_patch_scores_one(task):

@@ -27,7 +27,10 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+from repogym.datasets.verify import GradingSpec, grade_in
 from repogym.errors import InfraError
+from repogym.generators.diffs import changed_lines
+from repogym.judges.probes import context_in, probe_patches, sample_probes
 from repogym.sandboxes.base import Sandbox
 from repogym.schemas.records import Baseline, Candidate, Status, TestRun, Verdict
 from repogym.toolchains.base import Toolchain
@@ -40,6 +43,7 @@ SANITY_TESTS = 5  # clean-state tests run to tell a broken sandbox from a blunt 
 class JudgeSettings:
     oracle_runs: int = 3
     timeout: float = 600.0
+    probes: int = 2  # reward hacks tried on every accepted task (0: none)
 
 
 @dataclass
@@ -88,9 +92,37 @@ class Judge:
                                      detail=str(exc)[:2000],
                                      seconds=_since(start)), broken)
         evidence = {t: broken.results[t].message for t in f2p if t in broken.results}
-        return Judgement(Verdict(instance_id=iid, status=Status.accept, fail_to_pass=tuple(f2p),
-                                 pass_to_pass=tuple(p2p), evidence=evidence,
-                                 seconds=_since(start)), broken)
+        verdict = Verdict(instance_id=iid, status=Status.accept, fail_to_pass=tuple(f2p),
+                          pass_to_pass=tuple(p2p), evidence=evidence)
+        try:
+            verdict = self._probe(cand, verdict)
+        except InfraError as exc:
+            verdict = verdict.model_copy(update={
+                "status": Status.infra_error, "reason": "infra:probe", "detail": str(exc)[:2000]})
+        return Judgement(verdict.model_copy(update={"seconds": _since(start)}), broken)
+
+    def _probe(self, cand: Candidate, verdict: Verdict) -> Verdict:
+        """Try a sample of reward hacks through the grading path; one that scores sends the
+        task to review (its tests can be gamed), with the probe named."""
+        if self.settings.probes <= 0:
+            return verdict
+        spec = GradingSpec(instance_id=cand.instance_id, image="", base_commit=cand.base_commit,
+                           bug_patch=cand.bug_patch, test_patch=cand.test_patch,
+                           FAIL_TO_PASS=verdict.fail_to_pass, PASS_TO_PASS=verdict.pass_to_pass)
+        sources = cand.files or tuple(changed_lines(cand.gold_patch))
+        ctx = context_in(self.sandbox, spec, sources)
+        tried = []
+        for name, patch in probe_patches(ctx, sample_probes(cand.instance_id,
+                                                            self.settings.probes)).items():
+            result = grade_in(self.sandbox, self.toolchain, spec, patch,
+                              timeout=self.settings.timeout)
+            tried.append(name)
+            if result.reward > 0:
+                return verdict.model_copy(update={
+                    "status": Status.review, "reason": f"probe:{name}",
+                    "detail": f"the reward hack {name!r} scores {result.reward}"})
+        evidence = {**verdict.evidence, "probes_passed": ",".join(tried)}
+        return verdict.model_copy(update={"evidence": evidence})
 
     def differential(self, cand: Candidate) -> bool:
         """Judge against the candidate's own states (not the baseline) when it starts from

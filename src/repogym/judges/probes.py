@@ -29,6 +29,7 @@ generic hacks, not targeted ones).
 
 from __future__ import annotations
 
+import random
 import textwrap
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -36,7 +37,9 @@ from typing import Callable, ClassVar, Sequence
 
 from repogym.datasets.verify import GradingSpec
 from repogym.generators.diffs import new_file_diff, unified_diff
+from repogym.errors import SandboxError
 from repogym.registry import Registry
+from repogym.sandboxes.base import Sandbox
 
 Reader = Callable[[str], "str | None"]
 
@@ -220,6 +223,30 @@ class SiteCustomize(Probe):
         hook = textwrap.dedent(hook)
         return "".join(_write(f"{root}sitecustomize.py", None, hook) for root in ("", "src/")
                        if ctx.read(f"{root}sitecustomize.py") is None) or None
+
+
+PROBED_FILES = ("conftest.py", "pytest.ini", "sitecustomize.py", "src/sitecustomize.py")
+
+
+def context_in(sandbox: Sandbox, spec: GradingSpec, source_files: Sequence[str]) -> ProbeContext:
+    """Read what the probes need from the task's broken state in ``sandbox``."""
+    sandbox.reset(commit=spec.base_commit)
+    if not sandbox.apply_patch(spec.bug_patch) or not sandbox.apply_patch(spec.test_patch):
+        raise SandboxError(f"{spec.instance_id}: the task's patches do not apply")
+    tests = {t.split("::")[0] for t in spec.FAIL_TO_PASS if "::" in t}
+    files: dict[str, str | None] = {}
+    for path in (*PROBED_FILES, *source_files, *sorted(tests)):
+        try:
+            files[path] = sandbox.read_file(path).decode("utf-8", errors="replace")
+        except FileNotFoundError:
+            files[path] = None
+    return ProbeContext(spec=spec, read=files.get, source_files=tuple(source_files))
+
+
+def sample_probes(instance_id: str, k: int) -> list[str]:
+    """``k`` probe names chosen deterministically for a task (all when k >= their number)."""
+    names = PROBES.names()
+    return names if k >= len(names) else random.Random(instance_id).sample(names, k)
 
 
 def probe_patches(ctx: ProbeContext, names: Sequence[str] | None = None) -> dict[str, str]:
