@@ -249,13 +249,14 @@ def unseen(candidates: Sequence[Candidate], store: DatasetStore) -> list[Candida
 
 def judge_all(provider: SandboxProvider, env: EnvImage, prepared: Prepared, baseline: Baseline,
               candidates: Sequence[Candidate], settings: Settings,
-              progress: Progress = _quiet, client: LLMClient | None = None) -> list[Judged]:
+              progress: Progress = _quiet, client: LLMClient | None = None,
+              coverage: CoverageMap | None = None) -> list[Judged]:
     """Judge every candidate in one warm sandbox (reset between checks)."""
     out: list[Judged] = []
     jset = JudgeSettings(oracle_runs=settings.oracle_runs, timeout=settings.test_timeout,
                          probes=settings.probes)
     with provider.open(env, limits_for(settings)) as sandbox:
-        judge = Judge(sandbox, prepared.toolchain, baseline, jset)
+        judge = Judge(sandbox, prepared.toolchain, baseline, jset, coverage)
         for i, cand in enumerate(candidates):
             progress("judge", i, len(candidates))
             out.append(judged_with_statement(cand, judge.judge(cand).verdict, env.ref, client))
@@ -328,13 +329,13 @@ def run_repo(spec: RepoSpec, settings: Settings, progress: Progress = _quiet,
         return batch
 
     judged = judged_and_written(lambda: judge_all(provider, env, prepared, base, todo, settings,
-                                                  progress, client))
+                                                  progress, client, cov))
     judged += judged_and_written(lambda: judge_mined(provider, env, prepared, base, mined,
                                                      settings, progress))
     combos = unseen(timer("combine", lambda: combine(prepared, settings, store, judged)), store)
     summary.candidates += len(combos)
     judged += judged_and_written(lambda: judge_all(provider, env, prepared, base, combos,
-                                                   settings, progress, client))
+                                                   settings, progress, client, cov))
     summarize(summary, judged)
     summary.seconds = round(time.monotonic() - start, 2)
     return summary

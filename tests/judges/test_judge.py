@@ -178,3 +178,32 @@ def test_accepted_task_records_the_probes_it_withstood(world):
 
 
 CHEAT: dict[str, str] = {}
+
+
+def with_coverage(world, files, import_lines=None):
+    from repogym.schemas.records import CoverageMap
+
+    cov = CoverageMap(files=files, import_lines=import_lines or {})
+    return Judge(world.sandbox, world.toolchain, world.baseline, world.settings, cov)
+
+
+def test_coverage_selects_only_tests_running_the_changed_lines(world):
+    judge = with_coverage(world, {"tinycalc/ops.py": {2: ("tests/test_ops.py::test_add",)}})
+    j = judge.judge(bug(OPS.replace("return a + b", "return a - b")))
+    assert j.verdict.status is Status.accept
+    assert set(j.broken_run.results) == {"tests/test_ops.py::test_add"}  # one test ran
+    assert len(j.verdict.pass_to_pass) == 5  # P2P still the whole stable set, under gold
+
+
+def test_change_no_test_runs_is_rejected_before_any_run(world, monkeypatch):
+    judge = with_coverage(world, {"tinycalc/ops.py": {2: ("tests/test_ops.py::test_add",)}})
+    monkeypatch.setattr(world.toolchain, "run_tests", lambda *a, **k: pytest.fail("ran tests"))
+    j = judge.judge(bug(OPS.replace("return n % 2 == 0", "return n % 2 == 1")))
+    assert (j.verdict.status, j.verdict.reason) == (Status.reject, "uncovered")
+
+
+def test_import_time_change_runs_every_stable_test(world):
+    judge = with_coverage(world, {}, {"tinycalc/ops.py": (1, 5)})
+    j = judge.judge(bug(OPS.replace("def add(a, b):", "def add(a, b=1):")))
+    assert j.verdict.reason == "no_op"
+    assert len(j.broken_run.results) == 6

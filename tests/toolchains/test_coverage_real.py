@@ -16,6 +16,10 @@ def test_parse_coverage_drops_empty_contexts_and_phase_suffix():
     cov = parse_coverage(raw)
     assert cov.files == {"pkg/a.py": {3: ("t.py::test_a",), 9: ("t.py::test_b",)}}
     assert cov.lines_covered_by({"t.py::test_b"}) == {"pkg/a.py": {9}}
+    assert cov.import_lines == {"pkg/a.py": (3, 4)}
+    assert cov.tests_for({"pkg/a.py": [9]}) == {"t.py::test_b"}
+    assert cov.tests_for({"pkg/a.py": [4]}) is None  # import time: every test
+    assert cov.tests_for({"pkg/a.py": [50]}) == set()  # never runs
 
 
 @pytest.fixture(scope="module")
@@ -48,3 +52,4 @@ def test_coverage_maps_lines_to_the_tests_that_run_them(tiny_sandbox):
                            "tests/test_ops.py::test_clamp_mid"}  # if x < lo
     assert ops[7] == ("tests/test_ops.py::test_clamp_low",)  # return lo
     assert 1 not in ops  # `def add` runs at import, in no test
+    assert 1 in cov.import_lines["tinycalc/ops.py"]

@@ -2,8 +2,10 @@
 
 For one candidate, in a warm sandbox reset between checks:
 
-1. **no-op** — test patch + bug patch applied, the baseline's stable passing tests run.
-   F2P = those that no longer pass. Empty F2P: ``reject no_op``.
+1. **no-op** — test patch + bug patch applied; only the stable passing tests that execute
+   the changed lines run (per-test coverage; every test when a changed line runs at import
+   time). F2P = those that no longer pass. Empty F2P: ``reject no_op``; no test executing
+   the changed lines at all: ``reject uncovered`` before any run.
 2. **oracle** — test patch + bug patch + gold patch applied, F2P and P2P
    (= stable passing minus F2P) run ``oracle_runs`` times; every one must pass each time,
    else ``reject oracle``.
@@ -32,7 +34,8 @@ from repogym.errors import InfraError
 from repogym.generators.diffs import changed_lines
 from repogym.judges.probes import context_in, probe_patches, sample_probes
 from repogym.sandboxes.base import Sandbox
-from repogym.schemas.records import Baseline, Candidate, Status, TestRun, Verdict
+from repogym.schemas.records import (Baseline, Candidate, CoverageMap, Status, TestRun,
+                                     Verdict)
 from repogym.toolchains.base import Toolchain
 
 
@@ -66,6 +69,7 @@ class Judge:
     toolchain: Toolchain
     baseline: Baseline
     settings: JudgeSettings = field(default_factory=JudgeSettings)
+    coverage: CoverageMap | None = None  # per-test coverage at the baseline's commit
 
     def judge(self, cand: Candidate) -> Judgement:
         """Judge one candidate. Never raises for the candidate's or the sandbox's sake."""
@@ -76,8 +80,9 @@ class Judge:
             if self.differential(cand):
                 broken, f2p, p2p = self._judge_differential(cand)
             else:
-                broken = self._broken_run(cand, self.baseline.stable_passing())
-                f2p = not_passing(broken, self.baseline.stable_passing())
+                selected = self.selection(cand)
+                broken = self._broken_run(cand, selected)
+                f2p = not_passing(broken, selected)
                 if not f2p:
                     raise _Reject(Status.reject, "no_op",
                                   "no baseline-passing test fails with the bug")
@@ -123,6 +128,24 @@ class Judge:
                     "detail": f"the reward hack {name!r} scores {result.reward}"})
         evidence = {**verdict.evidence, "probes_passed": ",".join(tried)}
         return verdict.model_copy(update={"evidence": evidence})
+
+    def selection(self, cand: Candidate) -> set[str]:
+        """The stable passing tests that execute the bug's lines (coverage-guided); all of
+        them when a changed line runs at import time or there is no coverage map.
+
+        Raises:
+            _Reject: no test executes the changed lines (decided before any run).
+        """
+        stable = self.baseline.stable_passing()
+        if self.coverage is None:
+            return stable
+        tests = self.coverage.tests_for(changed_lines(cand.bug_patch))
+        if tests is None:
+            return stable
+        if not tests & stable:
+            raise _Reject(Status.reject, "uncovered",
+                          "no passing test executes the changed lines (decided before any run)")
+        return tests & stable
 
     def differential(self, cand: Candidate) -> bool:
         """Judge against the candidate's own states (not the baseline) when it starts from

@@ -167,6 +167,23 @@ class CoverageMap(Record):
     """
 
     files: dict[str, dict[int, tuple[str, ...]]]
+    import_lines: dict[str, tuple[int, ...]] = Field(default_factory=dict)  # run outside tests
+
+    def tests_for(self, changed: dict[str, list[int]]) -> set[str] | None:
+        """The tests that execute any of the changed lines (file -> old-side line numbers).
+
+        None means "every test": a changed line runs at import time (module level), so any
+        test importing the module may see it. An empty set means no test runs the change.
+        """
+        tests: set[str] = set()
+        for path, lines in changed.items():
+            by_line = self.files.get(path, {})
+            for line in lines:
+                if line in by_line:
+                    tests.update(by_line[line])
+                elif line in self.import_lines.get(path, ()):
+                    return None
+        return tests
 
     def lines_covered_by(self, tests: set[str]) -> dict[str, set[int]]:
         """Per file, the lines at least one of ``tests`` executes."""

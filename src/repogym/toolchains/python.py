@@ -322,15 +322,20 @@ def parse_coverage(raw: bytes) -> CoverageMap:
     except (ValueError, KeyError, TypeError) as exc:
         raise TestRunError(f"coverage report unreadable: {exc}") from None
     out: dict[str, dict[int, tuple[str, ...]]] = {}
+    imports: dict[str, tuple[int, ...]] = {}
     for path, data in files.items():
-        lines = {}
+        lines, bare = {}, []
         for line, contexts in (data.get("contexts") or {}).items():
             tests = sorted({c.rsplit("|", 1)[0] for c in contexts if c})
             if tests:
                 lines[int(line)] = tuple(tests)
+            if "" in contexts:
+                bare.append(int(line))
         if lines:
             out[path] = lines
-    return CoverageMap(files=out)
+        if bare:
+            imports[path] = tuple(sorted(bare))
+    return CoverageMap(files=out, import_lines=imports)
 
 
 class _Acc:
