@@ -23,6 +23,7 @@ from repogym.generators.llm import (LLMClient, LLMSettings, default_cache_dir, l
 from repogym.generators.statements import leaks
 from repogym.generators.synthetic import synthetic_candidates
 from repogym.judges.judge import Judge, JudgeSettings
+from repogym.judges.unsolvable import unstated_names
 from repogym.repos import clone
 from repogym.sandboxes import get_provider
 from repogym.sandboxes.base import Limits, SandboxProvider
@@ -274,11 +275,25 @@ def judged_with_statement(cand: Candidate, verdict: Verdict, image: str,
         if cost:
             verdict = verdict.model_copy(
                 update={"evidence": {**verdict.evidence, "statement_cost_usd": f"{cost:.6f}"}})
-    leaked = leaks(statement, cand.gold_patch) if statement else []
-    if verdict.status is Status.accept and leaked:
-        verdict = verdict.model_copy(update={"status": Status.review, "reason": "statement_leak",
-                                             "detail": f"statement quotes the fix: {leaked[0]!r}"})
+    if verdict.status is Status.accept:
+        verdict = flag_unsolvable(cand, verdict, statement)
     return Judged(candidate=cand, verdict=verdict, statement=statement, image=image)
+
+
+def flag_unsolvable(cand: Candidate, verdict: Verdict, statement: str) -> Verdict:
+    """Send an accepted task to review when its statement leaks the fix or leaves out names
+    the tests need (both are borderline calls a reviewer makes)."""
+    leaked = leaks(statement, cand.gold_patch) if statement else []
+    if leaked:
+        return verdict.model_copy(update={"status": Status.review, "reason": "statement_leak",
+                                          "detail": f"statement quotes the fix: {leaked[0]!r}"})
+    unstated = unstated_names(cand.gold_patch, cand.test_patch, statement)
+    if unstated:
+        return verdict.model_copy(update={
+            "status": Status.review, "reason": "underspecified",
+            "detail": "the tests use names the fix introduces and the statement never "
+                      f"mentions: {', '.join(unstated)}"})
+    return verdict
 
 
 def summarize(summary: RunSummary, judged: Sequence[Judged]) -> RunSummary:
@@ -290,8 +305,9 @@ def summarize(summary: RunSummary, judged: Sequence[Judged]) -> RunSummary:
     gen: dict[str, dict[str, int]] = {}
     for j in judged:
         ok = j.verdict.status is Status.accept
-        for table, key in ((per, j.candidate.mutator or j.candidate.generator),
-                           (gen, j.candidate.generator)):
+        single = j.candidate.generator != "combined"  # combinations are counted as one kind
+        mutator = (j.candidate.mutator if single else "") or j.candidate.generator
+        for table, key in ((per, mutator), (gen, j.candidate.generator)):
             row = table.setdefault(key, {"candidates": 0, "accepted": 0})
             row["candidates"] += 1
             row["accepted"] += ok

@@ -177,7 +177,10 @@ class SystemExitEarly(Probe):
 PREWRITE = """\
     import glob as _g, json as _j, os as _o, sys as _s
     if "_pytest" in _s.modules:
-        for _f in _g.glob("/tmp/**/*.json*", recursive=True) + _g.glob("/var/tmp/**/*.json*", recursive=True):
+        # where repogym's scratch directories live (docker: /var/tmp; local: beside the repo);
+        # only rg-* scratch files, so the probe never harms anything else on a local machine
+        for _f in [_x for _p in ("/tmp/rg-*/*.json*", "/var/tmp/rg-*/*.json*", "../scratch/rg-*/*.json*")
+                   for _x in _g.glob(_p)]:
             try:
                 with open(_f, "a") as _h:
                     for _t in {tests!r}:
