@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from repogym.config import Settings
 from repogym.datasets import DatasetStore
 from repogym.pipeline import run_repo
@@ -50,3 +52,17 @@ def test_llm_rewrite_candidates_flow_through_the_judge(tiny_repo, tmp_path, monk
     assert row.generator == "llm_rewrite"
     assert row.FAIL_TO_PASS == ("tests/test_ops.py::test_clamp_low",)
     assert "return hi" not in row.problem_statement  # the model's text leaked: offline writer
+
+
+@pytest.mark.docker
+def test_parallel_workers_give_the_same_verdicts(tiny_repo, tmp_path, base_image):
+    verdicts = {}
+    for workers in (1, 2):
+        settings = Settings(out=tmp_path / f"out{workers}", workers=workers, max_candidates=6,
+                            max_combined=0, baseline_runs=1, oracle_runs=1, probes=0,
+                            base_image=base_image, test_timeout=60)
+        run_repo(RepoSpec(source=str(tiny_repo)), settings)
+        store = DatasetStore(settings.out)
+        verdicts[workers] = {(r.instance_id, r.status.value, r.FAIL_TO_PASS)
+                             for r in store.rows("tasks") + store.rows("rejected")}
+    assert verdicts[1] == verdicts[2] and len(verdicts[1]) >= 6

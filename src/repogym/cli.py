@@ -73,13 +73,14 @@ def run(
     since: Optional[str] = typer.Option(None, help="Mine commits since this date."),
     rev_range: Optional[str] = typer.Option(None, "--range", help="Mine commits in A..B."),
     max_combined: Optional[int] = typer.Option(None, help="Cap on combined-bug candidates."),
+    workers: Optional[int] = typer.Option(None, help="Sandboxes judging in parallel (docker)."),
 ) -> None:
     """Run the whole pipeline on each repository, one Prefect flow run per repository."""
     gens = tuple(g.strip() for g in generators.split(",") if g.strip()) if generators else None
     settings = _settings(out, max_candidates=max_candidates, provider=provider, seed=seed,
                          baseline_runs=runs, oracle_runs=runs, generators=gens,
                          mine_last=mine_last, mine_since=since, mine_range=rev_range,
-                         max_combined=max_combined)
+                         max_combined=max_combined, workers=workers)
     unknown = set(settings.generators) - set(GENERATORS)
     if unknown:
         raise _fail(f"unknown generator(s) {', '.join(sorted(unknown))}; "

@@ -8,7 +8,9 @@ Each function takes typed inputs and returns typed outputs; none knows about Pre
 from __future__ import annotations
 
 import logging
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Sequence, TypeVar
@@ -252,17 +254,39 @@ def judge_all(provider: SandboxProvider, env: EnvImage, prepared: Prepared, base
               candidates: Sequence[Candidate], settings: Settings,
               progress: Progress = _quiet, client: LLMClient | None = None,
               coverage: CoverageMap | None = None) -> list[Judged]:
-    """Judge every candidate in one warm sandbox (reset between checks)."""
-    out: list[Judged] = []
+    """Judge every candidate, each worker in one warm sandbox reset between checks.
+
+    ``settings.workers`` > 1 splits the candidates over that many sandboxes judged in
+    parallel threads (providers whose envs allow one sandbox at a time use one worker).
+    Results keep the candidates' order.
+    """
     jset = JudgeSettings(oracle_runs=settings.oracle_runs, timeout=settings.test_timeout,
                          probes=settings.probes)
-    with provider.open(env, limits_for(settings)) as sandbox:
-        judge = Judge(sandbox, prepared.toolchain, baseline, jset, coverage)
-        for i, cand in enumerate(candidates):
-            progress("judge", i, len(candidates))
-            out.append(judged_with_statement(cand, judge.judge(cand).verdict, env.ref, client))
+    workers = max(1, min(settings.workers if provider.parallel else 1, len(candidates)))
+    done = [0]
+    lock = threading.Lock()
+
+    def work(chunk: Sequence[tuple[int, Candidate]]) -> list[tuple[int, Judged]]:
+        out = []
+        with provider.open(env, limits_for(settings)) as sandbox:
+            judge = Judge(sandbox, prepared.toolchain, baseline, jset, coverage)
+            for i, cand in chunk:
+                verdict = judge.judge(cand).verdict
+                out.append((i, judged_with_statement(cand, verdict, env.ref, client)))
+                with lock:
+                    done[0] += 1
+                    progress("judge", done[0], len(candidates))
+        return out
+
+    indexed = list(enumerate(candidates))
+    chunks = [indexed[w::workers] for w in range(workers)]
+    if workers == 1:
+        results = work(indexed)
+    else:
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="judge") as pool:
+            results = [r for part in pool.map(work, chunks) for r in part]
     progress("judge", len(candidates), len(candidates))
-    return out
+    return [j for _, j in sorted(results, key=lambda r: r[0])]
 
 
 def judged_with_statement(cand: Candidate, verdict: Verdict, image: str,

@@ -183,6 +183,7 @@ class SandboxProvider(ABC):
     """Builds environments and opens sandboxes on them. Registered by :attr:`name`."""
 
     name: ClassVar[str]
+    parallel: ClassVar[bool] = True  # several sandboxes may be open on one env at once
 
     @abstractmethod
     def build_env(self, spec: EnvSpec, repo_path: Path, log_dir: Path) -> EnvImage:

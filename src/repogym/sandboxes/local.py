@@ -354,6 +354,8 @@ class LocalProvider(SandboxProvider):
         lock_wait: seconds :meth:`open` waits for an env another sandbox is using.
     """
 
+    parallel = False  # one sandbox per env: it works in place in the env's repo copy
+
     def __init__(self, settings: Settings | None = None, *, lock_wait: float = 60.0) -> None:
         self.settings = settings or Settings()
         self.lock_wait = lock_wait
