@@ -24,7 +24,8 @@ SAMPLES = ["inflection", "iniconfig", "isodate"]
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory, base_image):
     out = tmp_path_factory.mktemp("e2e")
-    settings = Settings(out=out, max_candidates=6, baseline_runs=2, oracle_runs=2, seed=1)
+    settings = Settings(out=out, max_candidates=6, baseline_runs=2, oracle_runs=2, seed=1,
+                        max_combined=2, probes=1)
     summaries = {}
     for name in SAMPLES:
         path = sample_repo(name, out / "samples")

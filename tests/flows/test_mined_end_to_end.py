@@ -20,7 +20,7 @@ def mined_run(tmp_path_factory, base_image):
     root = tmp_path_factory.mktemp("mined")
     history = build_realistic_history(root / "shopcart")
     settings = Settings(out=root / "out", generators=("mined",), baseline_runs=1, oracle_runs=2,
-                        max_combined=0)
+                        max_combined=0, probes=1)
     summary = run_repo(RepoSpec(source=str(history.root)), settings)
     return history, settings, summary
 
