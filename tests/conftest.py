@@ -10,7 +10,8 @@ from __future__ import annotations
 import os
 import subprocess
 from pathlib import Path
-from typing import Callable
+from dataclasses import dataclass
+from typing import Any, Callable
 
 import pytest
 
@@ -108,3 +109,51 @@ TINY_PROJECT: dict[str, str] = {
 def tiny_repo(make_git_repo) -> Path:
     """A small installable package with a pytest suite, committed in a git repo."""
     return make_git_repo(TINY_PROJECT, name="tinycalc")
+
+
+def commit_files(root: Path, files: dict[str, str], message: str = "initial") -> str:
+    """Write ``files`` under ``root`` (a git repo is created if needed), commit; the sha."""
+    root.mkdir(parents=True, exist_ok=True)
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    if not (root / ".git").exists():
+        git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", message)
+    return git(root, "rev-parse", "HEAD")
+
+
+@dataclass
+class TinyEnv:
+    """A built environment of a small repository, for tests that need a real sandbox."""
+
+    provider: Any
+    env: Any
+    checkout: Any
+    toolchain: Any
+
+
+def build_tiny_env(provider_name: str, src: Path, out: Path) -> TinyEnv:
+    """Clone ``src`` and build its env with ``provider_name`` (settings under ``out``)."""
+    from repogym.config import Settings
+    from repogym.repos import clone
+    from repogym.sandboxes import get_provider
+    from repogym.schemas.records import RepoSpec
+    from repogym.toolchains import PythonToolchain
+
+    settings = Settings(out=out / "data", provider=provider_name)
+    checkout = clone(RepoSpec(source=str(src)), settings.cache_dir)
+    tc = PythonToolchain()
+    provider = get_provider(provider_name, settings)
+    env = provider.build_env(tc.env_spec(checkout, settings.base_image), checkout.path, out / "logs")
+    return TinyEnv(provider, env, checkout, tc)
+
+
+PROVIDER_PARAMS = [pytest.param("docker", marks=pytest.mark.docker), "local"]
+
+
+def need_provider(request: pytest.FixtureRequest, name: str) -> None:
+    """Docker-backed fixtures need the base image (built once per session)."""
+    if name == "docker":
+        request.getfixturevalue("base_image")

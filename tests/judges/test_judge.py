@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
 from repogym.baseline import record_baseline
-from repogym.config import Settings
 from repogym.generators.diffs import reverse_diff, unified_diff
 from repogym.judges.judge import Judge, JudgeSettings
-from repogym.repos import clone
-from repogym.sandboxes import get_provider
-from repogym.schemas.records import Candidate, CandidateKind, RepoSpec, Status
-from repogym.toolchains import PythonToolchain
-from tests.conftest import TINY_PROJECT, git
+from repogym.schemas.records import Candidate, CandidateKind, Status
+from tests.conftest import (PROVIDER_PARAMS, TINY_PROJECT, build_tiny_env, commit_files,
+                            need_provider)
 
 OPS = TINY_PROJECT["tinycalc/ops.py"]
 TESTS = TINY_PROJECT["tests/test_ops.py"]
@@ -23,16 +19,6 @@ OLD_PROJECT = {**TINY_PROJECT,
                "tinycalc/ops.py": OPS.replace("[:n]", "[:n + 1]"),
                "tests/test_ops.py": TESTS.split("def test_first_n")[0] + "def test_is_even" +
                TESTS.split("def test_is_even")[1]}
-
-
-def commit_files(root: Path, files: dict[str, str], message: str, init: bool = False) -> None:
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    if init:
-        git(root, "init", "-q", "-b", "main")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", message)
 
 
 def mined(test_patch: str | None = None) -> Candidate:
@@ -53,22 +39,16 @@ def bug(new_ops: str, *, gold: str | None = None) -> Candidate:
                      generator="test", files=("tinycalc/ops.py",))
 
 
-@pytest.fixture(scope="module", params=[pytest.param("docker", marks=pytest.mark.docker), "local"])
+@pytest.fixture(scope="module", params=PROVIDER_PARAMS)
 def world(request, tmp_path_factory):
-    if request.param == "docker":
-        request.getfixturevalue("base_image")
+    need_provider(request, request.param)
     out = tmp_path_factory.mktemp("judge")
     src = out / "tinycalc"
-    src.mkdir()
-    commit_files(src, OLD_PROJECT, "before the fix", init=True)  # history for mined tasks
-    COMMIT["parent"] = git(src, "rev-parse", "HEAD")
+    COMMIT["parent"] = commit_files(src, OLD_PROJECT, "before the fix")  # history for mined
     commit_files(src, TINY_PROJECT, "fix first_n, with a test")
-    settings = Settings(out=out / "data", provider=request.param)
-    checkout = clone(RepoSpec(source=str(src)), settings.cache_dir)
+    tiny = build_tiny_env(request.param, src, out)
+    provider, env, checkout, tc = tiny.provider, tiny.env, tiny.checkout, tiny.toolchain
     COMMIT["head"] = checkout.commit
-    tc = PythonToolchain()
-    provider = get_provider(request.param, settings)
-    env = provider.build_env(tc.env_spec(checkout, settings.base_image), checkout.path, out / "logs")
     sandbox = provider.open(env)
     base = record_baseline(sandbox, tc, repo="tinycalc", commit=checkout.commit, image=env.ref,
                            runs=2, timeout=120)

@@ -9,37 +9,24 @@ from __future__ import annotations
 import pytest
 
 from repogym.baseline import record_baseline
-from repogym.config import Settings
 from repogym.datasets.verify import GradingSpec, grade_in
 from repogym.generators.diffs import reverse_diff, unified_diff
 from repogym.judges.judge import Judge, JudgeSettings
 from repogym.judges.probes import PROBES, ProbeContext, context_in
-from repogym.repos import clone
-from repogym.sandboxes import get_provider
-from repogym.schemas.records import Candidate, CandidateKind, RepoSpec, Status
-from repogym.toolchains import PythonToolchain
-from tests.conftest import TINY_PROJECT, git
+from repogym.schemas.records import Candidate, CandidateKind, Status
+from tests.conftest import (PROVIDER_PARAMS, TINY_PROJECT, build_tiny_env, commit_files,
+                            need_provider)
 
 OPS = TINY_PROJECT["tinycalc/ops.py"]
 
 
-@pytest.fixture(scope="module", params=[pytest.param("docker", marks=pytest.mark.docker), "local"])
+@pytest.fixture(scope="module", params=PROVIDER_PARAMS)
 def task(request, tmp_path_factory):
-    if request.param == "docker":
-        request.getfixturevalue("base_image")
+    need_provider(request, request.param)
     out = tmp_path_factory.mktemp("probes")
-    src = out / "tinycalc"
-    for rel, text in TINY_PROJECT.items():
-        (src / rel).parent.mkdir(parents=True, exist_ok=True)
-        (src / rel).write_text(text)
-    git(src, "init", "-q", "-b", "main")
-    git(src, "add", "-A")
-    git(src, "commit", "-q", "-m", "init")
-    settings = Settings(out=out / "data", provider=request.param)
-    checkout = clone(RepoSpec(source=str(src)), settings.cache_dir)
-    tc = PythonToolchain()
-    provider = get_provider(request.param, settings)
-    env = provider.build_env(tc.env_spec(checkout, settings.base_image), checkout.path, out / "logs")
+    commit_files(out / "tinycalc", TINY_PROJECT)
+    tiny = build_tiny_env(request.param, out / "tinycalc", out)
+    provider, env, checkout, tc = tiny.provider, tiny.env, tiny.checkout, tiny.toolchain
     bug = unified_diff("tinycalc/ops.py", OPS, OPS.replace("return a + b", "return a - b"))
     cand = Candidate(kind=CandidateKind.synthetic, repo="tinycalc", base_commit=checkout.commit,
                      bug_patch=bug, gold_patch=reverse_diff(bug), generator="test",

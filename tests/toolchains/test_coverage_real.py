@@ -4,11 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from repogym.config import Settings
-from repogym.repos import clone
-from repogym.sandboxes import get_provider
-from repogym.schemas.records import RepoSpec
-from repogym.toolchains.python import PythonToolchain, parse_coverage
+from repogym.toolchains.python import parse_coverage
+from tests.conftest import TINY_PROJECT, build_tiny_env, commit_files
 
 
 def test_parse_coverage_drops_empty_contexts_and_phase_suffix():
@@ -24,23 +21,11 @@ def test_parse_coverage_drops_empty_contexts_and_phase_suffix():
 
 @pytest.fixture(scope="module")
 def tiny_sandbox(tmp_path_factory):
-    from tests.conftest import TINY_PROJECT, git
-
     root = tmp_path_factory.mktemp("cov")
-    src = root / "tinycalc"
-    for rel, text in TINY_PROJECT.items():
-        (src / rel).parent.mkdir(parents=True, exist_ok=True)
-        (src / rel).write_text(text)
-    git(src, "init", "-q", "-b", "main")
-    git(src, "add", "-A")
-    git(src, "commit", "-q", "-m", "init")
-    settings = Settings(out=root / "out", provider="local")
-    checkout = clone(RepoSpec(source=str(src)), settings.cache_dir)
-    tc = PythonToolchain()
-    provider = get_provider("local", settings)
-    env = provider.build_env(tc.env_spec(checkout, settings.base_image), checkout.path, root / "logs")
-    with provider.open(env) as sb:
-        yield tc, sb
+    commit_files(root / "tinycalc", TINY_PROJECT)
+    tiny = build_tiny_env("local", root / "tinycalc", root)
+    with tiny.provider.open(tiny.env) as sb:
+        yield tiny.toolchain, sb
 
 
 def test_coverage_maps_lines_to_the_tests_that_run_them(tiny_sandbox):

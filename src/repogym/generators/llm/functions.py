@@ -28,7 +28,7 @@ from typing import Iterator, Mapping, Sequence
 from tree_sitter import Node
 
 from repogym.generators.diffs import split_lines
-from repogym.generators.procedural import parse_python, parses_cleanly
+from repogym.generators.procedural import parse_python
 
 log = logging.getLogger(__name__)
 
