@@ -187,3 +187,17 @@ def test_import_time_change_runs_every_stable_test(world):
     j = judge.judge(bug(OPS.replace("def add(a, b):", "def add(a, b=1):")))
     assert j.verdict.reason == "no_op"
     assert len(j.broken_run.results) == 6
+
+
+def test_exact_reverse_gold_reuses_the_baseline_as_oracle(world):
+    j = world.judge(bug(OPS.replace("return a + b", "return a - b")))
+    assert j.verdict.status is Status.accept
+    assert j.verdict.evidence["oracle"] == "baseline x2"
+
+
+def test_gold_that_is_not_the_exact_reverse_is_rerun(world):
+    broken = OPS.replace("return a + b", "return a - b")
+    other_fix = unified_diff("tinycalc/ops.py", broken, broken.replace("return a - b", "return b + a"))
+    j = world.judge(bug(broken, gold=other_fix))
+    assert j.verdict.status is Status.accept
+    assert j.verdict.evidence["oracle"] == "reran x2"

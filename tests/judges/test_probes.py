@@ -83,3 +83,16 @@ def test_hack_combined_with_the_real_fix_still_scores_one(task):
     patch = cand.gold_patch + PROBES.get("skip_tests")().patch(ctx)
     result = grade_in(sandbox, tc, spec, patch, timeout=60)
     assert result.reward == 1.0 and "tests/test_ops.py" in result.discarded
+
+
+def test_early_stop_grades_only_fail_to_pass_when_one_fails(task):
+    sandbox, tc, spec, _ = task
+    result = grade_in(sandbox, tc, spec, "", timeout=60, early_stop=True)
+    assert result.reward == 0.0 and set(result.outcomes) == set(spec.FAIL_TO_PASS)
+
+
+def test_early_stop_still_grades_everything_for_a_real_fix(task):
+    sandbox, tc, spec, cand = task
+    result = grade_in(sandbox, tc, spec, cand.gold_patch, timeout=60, early_stop=True)
+    assert result.reward == 1.0
+    assert set(result.outcomes) == set(spec.FAIL_TO_PASS) | set(spec.PASS_TO_PASS)

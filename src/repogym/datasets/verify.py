@@ -35,7 +35,7 @@ from repogym.config import Settings
 from repogym.errors import SandboxError
 from repogym.generators.diffs import changed_lines
 from repogym.sandboxes.base import Sandbox
-from repogym.schemas.records import Outcome
+from repogym.schemas.records import Outcome, TestRun
 from repogym.toolchains.base import Toolchain
 
 RUNNER_CONFIG = ("pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml", ".pytest.ini")
@@ -77,8 +77,11 @@ def _zero(spec: GradingSpec, problem: str, **kw: object) -> Result:
 
 
 def grade_in(sandbox: Sandbox, toolchain: Toolchain, spec: GradingSpec, patch: str, *,
-             timeout: float = 600.0, partial: bool = False) -> Result:
+             timeout: float = 600.0, partial: bool = False, early_stop: bool = False) -> Result:
     """Grade ``patch`` for the task in an open sandbox on the task's environment.
+
+    With ``early_stop`` (binary reward only) FAIL_TO_PASS runs first and a failure there
+    ends grading at 0 without running PASS_TO_PASS (outcomes then list only FAIL_TO_PASS).
 
     Raises:
         SandboxError: the sandbox broke, or the task's own patches do not apply there.
@@ -93,7 +96,18 @@ def grade_in(sandbox: Sandbox, toolchain: Toolchain, spec: GradingSpec, patch: s
     if not sandbox.apply_patch(spec.test_patch):
         raise SandboxError(f"{spec.instance_id}: the task's test_patch does not apply")
     wanted = set(spec.FAIL_TO_PASS) | set(spec.PASS_TO_PASS)
+    if early_stop and not partial and spec.FAIL_TO_PASS and spec.PASS_TO_PASS:
+        first = toolchain.run_tests(sandbox, timeout=timeout, select=sorted(spec.FAIL_TO_PASS))
+        if not first.trusted or any(first.outcome(t) is not Outcome.passed
+                                    for t in spec.FAIL_TO_PASS):
+            return _graded(spec, first, set(spec.FAIL_TO_PASS), discarded, partial=False)
     run = toolchain.run_tests(sandbox, timeout=timeout, select=sorted(wanted))
+    return _graded(spec, run, wanted, discarded, partial=partial)
+
+
+def _graded(spec: GradingSpec, run: TestRun, wanted: set[str], discarded: list[str], *,
+            partial: bool) -> Result:
+    """The Result of one run over ``wanted`` (reward 1 only if trusted and all passed)."""
     outcomes = {t: run.outcome(t) for t in sorted(wanted)}
     passed = sum(o is Outcome.passed for o in outcomes.values())
     problems = list(run.problems)

@@ -8,7 +8,10 @@ For one candidate, in a warm sandbox reset between checks:
    the changed lines at all: ``reject uncovered`` before any run.
 2. **oracle** — test patch + bug patch + gold patch applied, F2P and P2P
    (= stable passing minus F2P) run ``oracle_runs`` times; every one must pass each time,
-   else ``reject oracle``.
+   else ``reject oracle``. When bug + gold give back exactly the baseline's tree (a
+   synthetic bug and its reverse: ``git status`` identical to the clean state), the
+   baseline's K runs, in which every stable test passed each time, are that oracle, and no
+   test runs again.
 
 A candidate from another commit, or with a test patch (mined fixes), is judged
 *differentially*: the whole suite once in the broken state (its base commit + test patch) and
@@ -79,6 +82,7 @@ class Judge:
         try:
             if self.differential(cand):
                 broken, f2p, p2p = self._judge_differential(cand)
+                oracle = f"differential x{self.settings.oracle_runs}"
             else:
                 selected = self.selection(cand)
                 broken = self._broken_run(cand, selected)
@@ -87,7 +91,7 @@ class Judge:
                     raise _Reject(Status.reject, "no_op",
                                   "no baseline-passing test fails with the bug")
                 p2p = sorted(self.baseline.stable_passing() - set(f2p))
-                self._oracle(cand, f2p, p2p)
+                oracle = self._oracle(cand, f2p, p2p)
         except _Reject as r:
             return Judgement(Verdict(instance_id=iid, status=r.status, reason=r.reason,
                                      detail=r.detail, seconds=_since(start)), broken)
@@ -97,6 +101,7 @@ class Judge:
                                      detail=str(exc)[:2000],
                                      seconds=_since(start)), broken)
         evidence = {t: broken.results[t].message for t in f2p if t in broken.results}
+        evidence["oracle"] = oracle
         verdict = Verdict(instance_id=iid, status=Status.accept, fail_to_pass=tuple(f2p),
                           pass_to_pass=tuple(p2p), evidence=evidence)
         try:
@@ -120,7 +125,7 @@ class Judge:
         for name, patch in probe_patches(ctx, sample_probes(cand.instance_id,
                                                             self.settings.probes)).items():
             result = grade_in(self.sandbox, self.toolchain, spec, patch,
-                              timeout=self.settings.timeout)
+                              timeout=self.settings.timeout, early_stop=True)
             tried.append(name)
             if result.reward > 0:
                 return verdict.model_copy(update={
@@ -212,7 +217,24 @@ class Judge:
             raise infra
         raise _Reject(Status.reject, reason, f"{detail}: {str(infra)[-300:]}")
 
-    def _oracle(self, cand: Candidate, f2p: list[str], p2p: list[str]) -> None:
+    def restores_baseline(self, cand: Candidate) -> bool:
+        """True when bug + gold patch give back exactly the baseline's tree: then the
+        baseline's K runs (every stable test passed in each) already are the oracle."""
+        if cand.test_patch.strip() or self.baseline.runs < self.settings.oracle_runs:
+            return False
+        sb = self.sandbox
+        sb.reset()
+        clean = sb.exec("git status --porcelain --untracked-files=all", timeout=60)
+        for patch, what in ((cand.bug_patch, "bug"), (cand.gold_patch, "gold")):
+            if not sb.apply_patch(patch):
+                raise _Reject(Status.reject, f"{what}_patch_does_not_apply")
+        after = sb.exec("git status --porcelain --untracked-files=all", timeout=60)
+        return clean.ok and after.ok and clean.stdout == after.stdout
+
+    def _oracle(self, cand: Candidate, f2p: list[str], p2p: list[str]) -> str:
+        """Check the gold state; says how ("baseline xK" when no test had to run again)."""
+        if self.restores_baseline(cand):
+            return f"baseline x{self.baseline.runs}"
         wanted = set(f2p) | set(p2p)
         for i in range(self.settings.oracle_runs):
             run = self._run_state(cand, with_gold=True, select=wanted)
@@ -222,6 +244,7 @@ class Judge:
                 raise _Reject(Status.reject, f"oracle:{which}",
                               f"run {i + 1}: {len(bad)} test(s) fail with the gold patch: "
                               + ", ".join(bad[:5]))
+        return f"reran x{self.settings.oracle_runs}"
 
 
 def not_passing(run: TestRun, tests: set[str]) -> list[str]:
