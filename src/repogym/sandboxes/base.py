@@ -60,6 +60,9 @@ class Limits(BaseModel):
     output_bytes: int = 4 * 1024 * 1024  # stdout/stderr kept per command (the rest is dropped)
 
 
+APPLY_FALLBACKS = ("", "--recount --ignore-whitespace", "-C1 --recount")
+
+
 def as_shell(cmd: str | Sequence[str]) -> str:
     """A command as one shell string (a list is quoted word by word)."""
     return cmd if isinstance(cmd, str) else shlex.join(cmd)
@@ -161,14 +164,11 @@ class Sandbox(ABC):
             diff += "\n"
         path = self.scratch_path(".diff")
         self.write_file(path, diff)
-        try:
-            for flags in ("", "--recount --ignore-whitespace", "-C1 --recount"):
-                check = self.exec(f"git apply --check {flags} {path}", timeout=60)
-                if check.ok:
-                    return self.exec(f"git apply {flags} {path}", timeout=60).ok
-            return False
-        finally:
-            self.exec(["rm", "-f", path], timeout=30)
+        # one exec: each fallback is checked, then applied; the patch file is always removed
+        tries = " || ".join(f"(git apply --check {f} {path} && git apply {f} {path})"
+                            for f in APPLY_FALLBACKS)
+        result = self.exec(f"{tries}; rc=$?; rm -f {path}; exit $rc", timeout=120)
+        return result.ok
 
     def __enter__(self) -> "Sandbox":
         return self
