@@ -90,22 +90,35 @@ def apply(container, patch: str) -> None:
     assert code == 0, out
 
 
+def recheck(docker_client, row) -> None:
+    """In a fresh container of the row's image, with only git and pytest's JUnit XML: the
+    broken state (base_commit + bug_patch + test_patch) fails every FAIL_TO_PASS test and
+    adding ``patch`` passes them all."""
+    container = docker_client.containers.run(row.image, ["sleep", "infinity"], detach=True,
+                                             network_mode="none", labels={"repogym": "sandbox"})
+    try:
+        code, out = container.exec_run(["git", "checkout", "-q", "-f", row.base_commit],
+                                       workdir="/repo", user="root")
+        assert code == 0, out
+        container.exec_run(["chown", "-R", "repogym:repogym", "/repo"], user="root")
+        for patch in (row.bug_patch, row.test_patch):
+            if patch:
+                apply(container, patch)
+        broken = junit_outcomes(container, list(row.FAIL_TO_PASS))
+        assert not any(broken.get(to_key(t), False) for t in row.FAIL_TO_PASS), row.instance_id
+        apply(container, row.patch)
+        fixed = junit_outcomes(container, list(row.FAIL_TO_PASS))
+        assert all(fixed.get(to_key(t)) for t in row.FAIL_TO_PASS), (row.instance_id, fixed)
+    finally:
+        container.remove(force=True)
+
+
 def test_every_accepted_row_rechecked_independently(corpus, docker_client):
     settings, _ = corpus
     rows = DatasetStore(settings.out).rows("tasks")
     assert rows
     for row in rows:
-        container = docker_client.containers.run(row.image, ["sleep", "infinity"], detach=True,
-                                                 network_mode="none", labels={"repogym": "sandbox"})
-        try:
-            apply(container, row.bug_patch)
-            broken = junit_outcomes(container, list(row.FAIL_TO_PASS))
-            assert all(not broken.get(to_key(t), False) for t in row.FAIL_TO_PASS), row.instance_id
-            apply(container, row.patch)
-            fixed = junit_outcomes(container, list(row.FAIL_TO_PASS))
-            assert all(fixed.get(to_key(t)) for t in row.FAIL_TO_PASS), (row.instance_id, fixed)
-        finally:
-            container.remove(force=True)
+        recheck(docker_client, row)
 
 
 def test_statements_never_quote_the_patch(corpus):

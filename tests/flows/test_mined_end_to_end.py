@@ -9,7 +9,7 @@ from repogym.config import Settings
 from repogym.datasets import DatasetStore
 from repogym.pipeline import run_repo
 from repogym.schemas.records import CandidateKind, RepoSpec
-from tests.flows.test_end_to_end import apply, junit_outcomes, to_key
+from tests.flows.test_end_to_end import recheck
 from tests.histories import build_realistic_history
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -57,18 +57,4 @@ def test_every_mined_row_rechecked_independently(mined_run, docker_client):
     rows = DatasetStore(settings.out).rows("tasks")
     assert rows
     for row in rows:
-        container = docker_client.containers.run(row.image, ["sleep", "infinity"], detach=True,
-                                                 network_mode="none", labels={"repogym": "sandbox"})
-        try:
-            code, out = container.exec_run(["git", "checkout", "-q", "-f", row.base_commit],
-                                           workdir="/repo", user="root")
-            assert code == 0, out
-            container.exec_run(["chown", "-R", "repogym:repogym", "/repo"], user="root")
-            apply(container, row.test_patch)
-            broken = junit_outcomes(container, list(row.FAIL_TO_PASS))
-            assert not any(broken.get(to_key(t), False) for t in row.FAIL_TO_PASS), row.instance_id
-            apply(container, row.patch)
-            fixed = junit_outcomes(container, list(row.FAIL_TO_PASS))
-            assert all(fixed.get(to_key(t)) for t in row.FAIL_TO_PASS), (row.instance_id, fixed)
-        finally:
-            container.remove(force=True)
+        recheck(docker_client, row)
