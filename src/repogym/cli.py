@@ -16,6 +16,9 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from repogym.commands.dataset import app as _dataset_app
+from repogym.commands.export import export as _export_command
+from repogym.commands.review import app as _review_app
 from repogym.config import Settings
 from repogym.errors import RepogymError
 
@@ -23,6 +26,9 @@ app = typer.Typer(help="Turn repositories into verifiable RL coding tasks.", no_
                   pretty_exceptions_enable=False)
 base_app = typer.Typer(help="The base image sandboxes start from.", no_args_is_help=True)
 app.add_typer(base_app, name="base-image")
+app.add_typer(_dataset_app, name="dataset", help="Snapshots, compaction and the manifest of the dataset.")
+app.add_typer(_review_app, name="review", help="The queue of tasks flagged for manual review.")
+app.command("export")(_export_command)
 console = Console(stderr=True)
 GENERATORS = ("procedural", "mined", "llm_rewrite", "llm_modify")
 STAGES = ("clone", "env", "baseline", "coverage", "generate", "mine", "judge", "combine", "write")
