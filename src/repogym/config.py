@@ -20,8 +20,8 @@ class Settings(BaseSettings):
     base_image: str = DEFAULT_BASE_IMAGE
     baseline_runs: int = Field(3, ge=1)
     oracle_runs: int = Field(3, ge=1)
-    probes: int = Field(2, ge=0)
-    workers: int = Field(1, ge=1)  # sandboxes judging one repo's candidates in parallel  # reward hacks tried on every accepted task
+    probes: int = Field(2, ge=0)  # reward hacks tried on every accepted task
+    workers: int = Field(1, ge=1)  # sandboxes judging one repo's candidates in parallel
     max_candidates: int = Field(20, ge=0)
     max_combined: int = Field(5, ge=0)  # combinations of accepted bugs per run
     # the llm_* generators produce nothing unless a model is configured (REPOGYM_LLM_MODEL)
@@ -36,6 +36,8 @@ class Settings(BaseSettings):
     memory_mb: int = 2048
     cpus: float = 1.0
     pids: int = 256
+    # the review queue's database (SQLAlchemy URL); None = SQLite at <out>/review.sqlite
+    review_db_url: str | None = None
 
     @property
     def cache_dir(self) -> Path:
