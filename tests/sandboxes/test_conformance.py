@@ -306,7 +306,9 @@ def test_reset_keeps_the_editable_install(sb: Sandbox) -> None:
 
 
 def test_reset_kills_background_processes(sb: Sandbox) -> None:
-    res = sb.exec("sleep 3127 >/dev/null 2>&1 & echo $!", timeout=30)
+    # in a session of its own, out of reach of the command's process-group cleanup
+    res = sb.exec("setsid sleep 3127 >/dev/null 2>&1 </dev/null & pid=$!; sleep 0.3; echo $pid",
+                 timeout=30)  # (0.3 s: setsid must run before the command returns)
     pid = res.stdout.strip()
     assert res.ok and pid and alive(sb, pid)
     sb.reset()

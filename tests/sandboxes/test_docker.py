@@ -109,9 +109,16 @@ def test_escaping_the_process_group_does_not_escape_the_timeout(sb: DockerSandbo
     assert sb.exec("echo alive", timeout=30).stdout == "alive\n"
 
 
+def test_code_under_test_cannot_freeze_the_inner_timeout(sb: DockerSandbox) -> None:
+    res = sb.exec("kill -STOP $PPID", timeout=10)  # $PPID: the root agent (or `timeout`)
+    assert not res.ok and "not permitted" in res.stderr
+    assert sb.exec("echo alive", timeout=30).stdout == "alive\n"
+
+
 def test_host_kills_a_command_that_freezes_the_inner_timeout(sb: DockerSandbox) -> None:
     start = time.monotonic()
-    res = sb.exec("kill -STOP $PPID; sleep 60", timeout=2)  # $PPID is `timeout` itself
+    # only root could do this; the host must still get the time limit back
+    res = sb.exec("kill -STOP $PPID; sleep 60", timeout=2, user="root")
     assert res.timed_out and res.exit_code == -9
     assert time.monotonic() - start < 15
     assert sb.broken

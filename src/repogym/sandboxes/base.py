@@ -13,6 +13,8 @@ Failure semantics (the same for every provider):
   ``timed_out=True`` and ``exit_code=-9`` (a sandbox may be replaced behind the scenes).
 * A sandbox that breaks (cannot start, cannot exec, disappears) raises
   :class:`~repogym.errors.SandboxError`; the judge turns that into ``infra_error``.
+* What a command leaves running in its own process group may be killed when it returns;
+  whatever escapes (``setsid``, daemons) is killed by :meth:`Sandbox.reset`.
 
 Relative paths given to :meth:`Sandbox.write_file`, :meth:`Sandbox.read_file` and the
 ``workdir`` of :meth:`Sandbox.exec` are relative to :attr:`Sandbox.repo_dir`.
@@ -25,11 +27,14 @@ import shlex
 from abc import ABC, abstractmethod
 from pathlib import Path
 from types import TracebackType
-from typing import ClassVar, Sequence
+from typing import TYPE_CHECKING, ClassVar, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
 from repogym.schemas.records import EnvImage, EnvSpec
+
+if TYPE_CHECKING:
+    from repogym.sandboxes.channel import Channel
 
 
 class ExecResult(BaseModel):
@@ -169,6 +174,23 @@ class Sandbox(ABC):
                             for f in APPLY_FALLBACKS)
         result = self.exec(f"{tries}; rc=$?; rm -f {path}; exit $rc", timeout=120)
         return result.ok
+
+    def spawn(self, argv: Sequence[str], *, tag: str, env: dict[str, str] | None = None,
+              workdir: str | None = None) -> Channel:
+        """Start a long-lived helper process as the sandbox's user; talk to it over a channel.
+
+        The process reads JSON requests on stdin and answers ``"<tag> <json>"`` lines on
+        stdout (see :mod:`repogym.sandboxes.channel`). Once the caller sets ``channel.pid``
+        (the process's pid as seen inside the sandbox), :meth:`reset` spares it; replacing
+        or closing the sandbox ends it. Code under test can still kill it: callers treat a
+        closed channel as "start another one".
+
+        Raises:
+            SandboxError: the process could not be started.
+            NotImplementedError: the provider has no long-lived processes (callers fall back
+                to one :meth:`exec` per run).
+        """
+        raise NotImplementedError(f"the {self.provider} sandbox cannot spawn helper processes")
 
     def __enter__(self) -> "Sandbox":
         return self

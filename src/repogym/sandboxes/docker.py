@@ -26,6 +26,7 @@ a fresh container from the same image.
 
 from __future__ import annotations
 
+import base64
 import io
 import logging
 import posixpath
@@ -38,6 +39,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from importlib import resources
 from typing import IO, Any
 
 import docker
@@ -48,6 +50,8 @@ from docker.types import Ulimit
 from repogym.config import Settings
 from repogym.errors import ImageBuildError, InstallError, SandboxError
 from repogym.sandboxes.base import ExecResult, Limits, Sandbox, SandboxProvider, as_shell
+from repogym.sandboxes.channel import (Channel, ChannelClosed, ChannelTimeout,
+                                       docker_exec_channel, new_tag)
 from repogym.sandboxes.images import (
     docker_client,
     ensure_base_image,
@@ -95,8 +99,9 @@ chown -R root:root {VENV}
 """
 
 GIT = "git -c core.hooksPath=/dev/null -c core.fsmonitor=false"
-RESET_SCRIPT = f"""pkill -9 -u {USER} 2>/dev/null
-for i in $(seq 40); do pgrep -u {USER} >/dev/null || break; sleep 0.05; done
+RESET_SCRIPT = f"""keep=" ${{REPOGYM_KEEP:-}} "
+strays() {{ for p in $(pgrep -u {USER}); do case "$keep" in *" $p "*) ;; *) echo "$p";; esac; done; }}
+for i in $(seq 40); do s=$(strays); [ -z "$s" ] && break; kill -9 $s 2>/dev/null; sleep 0.05; done
 set -e
 find /tmp {SCRATCH} -mindepth 1 -delete 2>/dev/null || true
 cd {REPO_DIR}
@@ -236,6 +241,13 @@ def _exit_code(api: docker.APIClient, exec_id: str, pump: _Pump) -> int:
         raise SandboxError(f"cannot inspect a command's exit code: {exc}") from exc
 
 
+def _uncap(parts: Sequence[Any]) -> str:
+    """The agent's ``[head, tail, dropped]`` as text, like :meth:`_Capped.text`."""
+    head, tail, dropped = base64.b64decode(parts[0]), base64.b64decode(parts[1]), int(parts[2])
+    mid = f"\n[... {dropped} bytes dropped ...]\n".encode() if dropped else b""
+    return (head + mid + tail).decode("utf-8", errors="replace")
+
+
 def _on_tmpfs(path: str) -> bool:
     """Whether ``path`` is on one of the sandbox's tmpfs mounts."""
     return any(path == m or path.startswith(m + "/") for m in TMPFS_MOUNTS)
@@ -282,6 +294,9 @@ class DockerSandbox(Sandbox):
         self.container: Container | None = None
         self.broken = False
         self.closed = False
+        self._agent: Channel | None = None
+        self._agent_failed = False
+        self._spawned: list[Channel] = []
 
     @property
     def repo_dir(self) -> str:
@@ -345,13 +360,110 @@ class DockerSandbox(Sandbox):
         workdir: str | None = None,
         user: str | None = None,
     ) -> ExecResult:
-        """Run a command with ``docker exec`` (as ``repogym`` unless ``user``); see base."""
+        """Run a command as ``repogym`` (unless ``user``); see base.
+
+        Through the container's agent when it runs (one round trip on an open stream),
+        else with its own ``docker exec``. Either way the time limit is enforced inside
+        and, past a grace period, from the host by killing the container.
+        """
+        shell = as_shell(cmd)
+        workdir_abs = self._abs(workdir or ".")
+        agent = self._agent_channel()
+        if agent is not None:
+            result = self._agent_exec(agent, shell, timeout=timeout, env=env,
+                                      workdir=workdir_abs, user=user or USER)
+            if result is not None:
+                return result
         result, _ = run_exec(
-            self.client.api, self.container_id, as_shell(cmd), timeout=timeout,
-            user=user or USER, env=env, workdir=self._abs(workdir or "."),
+            self.client.api, self.container_id, shell, timeout=timeout,
+            user=user or USER, env=env, workdir=workdir_abs,
             output_bytes=self.limits.output_bytes, on_hang=self._kill,
         )
         return result
+
+    # -- the in-container agent (see repogym.sandboxes.agent) ------------------------------
+
+    def _agent_channel(self) -> Channel | None:
+        """The running agent, started on first use; None where it cannot run here."""
+        if self._agent is not None and not self._agent.closed:
+            return self._agent
+        if self._agent_failed:
+            return None
+        cid = self.container_id
+        source = resources.files("repogym.sandboxes").joinpath("agent.py").read_text()
+        tag = new_tag()
+        try:
+            channel = docker_exec_channel(
+                self.client.api, cid, ["/usr/bin/python3", "-I", "-S", "-u", "-c", source, tag],
+                tag=tag, user="root")
+            channel.pid = int(channel.request({"op": "ping"}, timeout=30)["pid"])
+        except (SandboxError, KeyError, ValueError, TypeError) as exc:
+            log.warning("sandbox agent unavailable (%s); using one docker exec per command", exc)
+            self._agent_failed = True
+            return None
+        self._agent = channel
+        return channel
+
+    def _drop_agent(self) -> None:
+        if self._agent is not None:
+            self._agent.close()
+            self._agent = None
+
+    def _agent_call(self, request: dict[str, Any], timeout: float) -> dict[str, Any] | None:
+        """One agent request; None when the agent is gone or refused (caller falls back).
+
+        Raises:
+            ChannelTimeout: no answer in time (the caller decides what that means).
+        """
+        agent = self._agent_channel()
+        if agent is None:
+            return None
+        try:
+            answer = agent.request(request, timeout=timeout)
+        except ChannelTimeout:
+            self._drop_agent()  # a late answer must never be taken for the next one
+            raise
+        except ChannelClosed as exc:
+            log.warning("sandbox agent gone (%s); falling back to docker exec", exc)
+            self._drop_agent()
+            return None
+        if "error" in answer:
+            log.debug("sandbox agent refused %s: %s", request.get("op"), answer["error"])
+            return None
+        return answer
+
+    def _agent_exec(self, agent: Channel, shell: str, *, timeout: float,
+                    env: dict[str, str] | None, workdir: str, user: str) -> ExecResult | None:
+        timeout = max(timeout, 0.01)
+        request = {"op": "exec", "argv": ["bash", "-c", shell], "user": user, "env": env or {},
+                   "cwd": workdir, "timeout": timeout, "limit": self.limits.output_bytes}
+        start = time.monotonic()
+        try:
+            answer = self._agent_call(request, timeout=timeout + HOST_GRACE)
+        except ChannelTimeout:
+            self._kill()
+            return ExecResult(exit_code=-9, stdout="", stderr="", timed_out=True,
+                              duration=time.monotonic() - start)
+        if answer is None:
+            return None
+        return ExecResult(exit_code=int(answer["exit_code"]), stdout=_uncap(answer["stdout"]),
+                          stderr=_uncap(answer["stderr"]), duration=float(answer["duration"]),
+                          timed_out=bool(answer["timed_out"]))
+
+    def spawn(self, argv: Sequence[str], *, tag: str, env: dict[str, str] | None = None,
+              workdir: str | None = None) -> Channel:
+        """Start a long-lived process as ``repogym`` and return its channel (see base).
+
+        :meth:`reset` spares it once its ``pid`` is set on the channel.
+        """
+        channel = docker_exec_channel(self.client.api, self.container_id, argv, tag=tag,
+                                      user=USER, env=env, workdir=self._abs(workdir or "."))
+        self._spawned.append(channel)
+        return channel
+
+    def _kept_pids(self) -> str:
+        self._spawned = [c for c in self._spawned if not c.closed]
+        return " ".join(str(c.pid) for c in self._spawned if c.pid)
 
     def scratch_path(self, suffix: str = "") -> str:
         """A fresh, unguessable path in ``/var/tmp`` (emptied on reset).
@@ -366,6 +478,10 @@ class DockerSandbox(Sandbox):
         """Write a file owned by ``repogym`` (parent directories created as needed)."""
         data = content.encode() if isinstance(content, str) else content
         target = self._abs(path)
+        answer = self._agent_call({"op": "write", "path": target, "mode": mode, "user": USER,
+                                   "data": base64.b64encode(data).decode()}, timeout=60)
+        if answer is not None:
+            return
         if _on_tmpfs(target):
             self._write_via_staging(target, data, mode)
             return
@@ -406,6 +522,11 @@ class DockerSandbox(Sandbox):
     def read_file(self, path: str) -> bytes:
         """Read a file's bytes (symlinks followed)."""
         target = self._abs(path)
+        answer = self._agent_call({"op": "read", "path": target}, timeout=60)
+        if answer is not None:
+            if answer.get("missing"):
+                raise FileNotFoundError(path)
+            return base64.b64decode(answer["data"])
         for _ in range(16):
             if _on_tmpfs(target):
                 return self._read_via_staging(target, path)
@@ -451,7 +572,8 @@ class DockerSandbox(Sandbox):
                 return
         if commit is not None:
             self._check_commit(commit)
-        env = {"REPOGYM_COMMIT": commit} if commit else None
+        env = {"REPOGYM_COMMIT": commit} if commit else {}
+        env["REPOGYM_KEEP"] = self._kept_pids()
         try:
             res = self.exec(RESET_SCRIPT, timeout=120, user="root", env=env)
         except SandboxError as exc:
@@ -459,8 +581,8 @@ class DockerSandbox(Sandbox):
             log.warning("in-place reset failed (%s); replacing the container", exc)
         if res is None or not res.ok:
             if res is not None:
-                log.warning("in-place reset failed (%s); replacing the container",
-                            (res.stderr or res.stdout).strip()[-500:])
+                log.warning("in-place reset failed (exit %s: %s); replacing the container",
+                            res.exit_code, (res.stderr or res.stdout).strip()[-500:])
             self._replace()
             if commit is not None:
                 self._must_reset_to(commit)
@@ -490,6 +612,11 @@ class DockerSandbox(Sandbox):
         self.start()
 
     def _remove(self) -> None:
+        self._drop_agent()
+        self._agent_failed = False
+        for channel in self._spawned:
+            channel.close()
+        self._spawned = []
         if self.container is not None:
             try:
                 self.container.remove(force=True)
