@@ -5,9 +5,11 @@ Read from ``REPOGYM_LLM_*`` environment variables (or passed as keyword argument
     REPOGYM_LLM_MODEL=openai/qwen2.5-coder            # litellm model name; "" = no LLM
     REPOGYM_LLM_BASE_URL=http://127.0.0.1:8000/v1      # an OpenAI-compatible server
     REPOGYM_LLM_BUDGET_USD=5                           # stop once spent > $5
+    REPOGYM_LLM_JUDGE=true                             # score accepted tasks (flags only)
+    REPOGYM_LLM_JUDGE_THRESHOLD=3                      # a score below this: review
 
 With ``model == ""`` (the default) nothing calls a model: the LLM generators produce no
-candidates and statements come from the offline writer.
+candidates, statements come from the offline writer and the LLM judge does nothing.
 """
 
 from __future__ import annotations
@@ -46,6 +48,10 @@ class LLMSettings(BaseSettings):
         local_cost_map: price with the map bundled in litellm instead of letting litellm
             fetch the latest one from GitHub when it is first imported (sets
             ``LITELLM_LOCAL_MODEL_COST_MAP=True`` unless already set).
+        judge: run the LLM judge (:mod:`repogym.judges.llm_judge`) on accepted tasks; it
+            only has an effect when ``model`` is set too.
+        judge_threshold: a clarity or solvability score (1-5) below this sends the task
+            to review; scores at or above it are kept as evidence only.
     """
 
     model_config = SettingsConfigDict(env_prefix="REPOGYM_LLM_", extra="ignore")
@@ -63,11 +69,18 @@ class LLMSettings(BaseSettings):
     input_cost_per_token: float | None = Field(default=None, ge=0.0)
     output_cost_per_token: float | None = Field(default=None, ge=0.0)
     local_cost_map: bool = True
+    judge: bool = False
+    judge_threshold: int = Field(default=3, ge=1, le=5)
 
     @property
     def enabled(self) -> bool:
         """Whether a model is configured at all."""
         return bool(self.model)
+
+    @property
+    def judge_enabled(self) -> bool:
+        """Whether the LLM judge runs: asked for (``judge``) and a model is configured."""
+        return self.judge and self.enabled
 
     def resolved_api_key(self) -> str | None:
         """The key to send: the configured one, ``"sk-local"`` for a local server, or None."""
