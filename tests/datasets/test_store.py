@@ -12,7 +12,9 @@ import pyarrow.dataset as pads
 import pyarrow.parquet as pq
 import pytest
 
-from repogym.datasets import DatasetStore, WriteResult, partition_dirname, read_part
+import repogym.datasets.store as store_module
+from repogym.datasets import (DatasetStore, TableName, WriteResult, partition_dirname,
+                              read_part)
 from repogym.errors import DatasetError
 from repogym.schemas import SCHEMA_VERSION_KEY, TASK_SCHEMA, Status, TaskRow
 from tests.datasets.test_schema import make_judged
@@ -185,7 +187,9 @@ def test_unknown_schema_version_is_refused(store: DatasetStore) -> None:
     store.write([make_judged(0)])
     good = store.read()
     path = _plant(store, good.replace_schema_metadata({SCHEMA_VERSION_KEY: b"2"}))
-    for call in (store.read, store.instance_ids, store.rows, lambda: store.write([])):
+    for call in (store.read, store.instance_ids, store.rows, lambda: store.write([]),
+                 store.counts, lambda: store.decided_ids("tasks"), store.read_parts,
+                 store.refresh_manifest, store.compact):
         with pytest.raises(DatasetError) as info:
             call()
         message = str(info.value)
@@ -292,3 +296,314 @@ def test_decided_ids_leave_out_infra_errors(tmp_path: Path) -> None:
     decided = store.decided_ids("rejected")
     assert make_judged(1).candidate.instance_id in decided
     assert make_judged(2).candidate.instance_id not in decided
+
+
+# -- compaction -------------------------------------------------------------------------
+
+def _batches(store: DatasetStore) -> list[list[Any]]:
+    """Five writes: three small batches to repo a, two to repo b, rejected rows in both."""
+    batches = [[make_judged(1, repo="a"), make_judged(2, repo="a", status=Status.reject)],
+               [make_judged(3, repo="a"), make_judged(4, repo="b")],
+               [make_judged(5, repo="a"), make_judged(6, repo="b", status=Status.review)],
+               [make_judged(7, repo="a", status=Status.reject)],
+               [make_judged(8, repo="b")]]
+    for batch in batches:
+        store.write(batch)
+    return batches
+
+
+def _state(store: DatasetStore) -> dict[str, list[TaskRow]]:
+    return {t: sorted(store.rows(t), key=lambda r: r.instance_id) for t in ("tasks", "rejected")}
+
+
+def _debris(root: Path) -> list[Path]:
+    """Temp files and the compaction journal: what a finished operation never leaves."""
+    return sorted(p for p in root.rglob("*") if p.name.startswith((".tmp-", ".compaction")))
+
+
+def test_compact_merges_each_partition_into_one_file(store: DatasetStore) -> None:
+    _batches(store)
+    before = _state(store)
+    order = [r.instance_id for r in store.rows("tasks", repo="a")]
+    assert len(store.part_files("tasks", "a")) == 3
+    result = store.compact()
+    assert {(p.table, p.repo, p.replaced) for p in result.partitions} == {
+        ("tasks", "a", 3), ("tasks", "b", 2), ("rejected", "a", 2)}  # rejected/b: one file
+    assert result.files_removed == 4
+    tables: tuple[TableName, ...] = ("tasks", "rejected")
+    for table in tables:
+        for repo in ("a", "b"):
+            assert len(store.part_files(table, repo)) == 1
+    assert _state(store) == before
+    assert [r.instance_id for r in store.rows("tasks", repo="a")] == order  # oldest first
+    merged = {p.merged for p in result.partitions}
+    assert merged == {p.relative_to(store.root).as_posix() for t in tables
+                      for p in store.part_files(t) if "rejected/b" not in str(p)}
+    m = store.manifest()
+    assert m is not None and (m.tables["tasks"].files, m.tables["rejected"].files) == (2, 2)
+    assert m.tables["tasks"].rows == 5 and _debris(store.root) == []
+
+
+def test_compact_twice_changes_nothing(store: DatasetStore) -> None:
+    _batches(store)
+    store.compact()
+    files = snapshot(store.root)
+    assert store.compact().partitions == ()
+    assert snapshot(store.root) == files
+
+
+def test_compact_one_table_and_repo_only(store: DatasetStore) -> None:
+    _batches(store)
+    others = {p: p.read_bytes() for p in store.part_files("rejected")}
+    others.update({p: p.read_bytes() for p in store.part_files("tasks", "b")})
+    result = store.compact("tasks", repo="a")
+    assert [(p.table, p.repo, p.rows) for p in result.partitions] == [("tasks", "a", 3)]
+    assert len(store.part_files("tasks", "a")) == 1
+    assert all(p.read_bytes() == data for p, data in others.items())
+    with pytest.raises(ValueError, match="valid tables"):
+        store.compact("accepted")  # type: ignore[arg-type]
+
+
+def test_compact_then_write_stays_idempotent(store: DatasetStore) -> None:
+    batches = _batches(store)
+    store.compact()
+    result = store.write([j for b in batches for j in b] + [make_judged(9, repo="a")])
+    assert result == WriteResult(added=1, skipped_duplicates=8)
+
+
+def test_compact_refuses_unknown_schema_version_and_changes_nothing(store: DatasetStore) -> None:
+    store.write([make_judged(0)])
+    store.write([make_judged(1)])
+    _plant(store, store.read().replace_schema_metadata({SCHEMA_VERSION_KEY: b"2"}))
+    before = snapshot(store.root)
+    with pytest.raises(DatasetError, match="schema version 2"):
+        store.compact()
+    assert snapshot(store.root) == before
+
+
+# Crash injection: each test stops a compaction at one point, as a kill would, then checks
+# what a lock-free reader sees meanwhile and what the next locked operation leaves.
+
+class Crash(Exception):
+    pass
+
+
+def _crash_on(monkeypatch: pytest.MonkeyPatch, target: Any, name: str,
+              when: Any = lambda *a: True) -> None:
+    real = getattr(target, name)
+
+    def fake(*args: Any, **kwargs: Any) -> Any:
+        if when(*args):
+            raise Crash(name)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(target, name, fake)
+
+
+def _is_part_rename(src: Any, dst: Any) -> bool:
+    return str(dst).endswith(".parquet")
+
+
+# point -> (inject the crash, part files of tasks/a after it, journal left behind)
+CRASH_POINTS: dict[str, tuple[Any, int, bool]] = {
+    "writing the merged file": (lambda mp: _crash_on(mp, pq, "write_table"), 3, False),
+    "before renaming the merged file": (
+        lambda mp: _crash_on(mp, os, "replace", _is_part_rename), 3, True),
+    "before unlinking the old files": (
+        lambda mp: _crash_on(mp, store_module, "_unlink_all"), 4, True),
+    "after unlinking one old file": (
+        lambda mp: _crash_on(mp, Path, "unlink", _second_part_file()), 3, True),
+    "before removing the journal": (
+        lambda mp: _crash_on(mp, Path, "unlink", lambda p, *a: p.name == ".compaction.json"),
+        1, True),
+}
+
+
+def _second_part_file() -> Any:
+    """A predicate true from the second part file unlinked on (the first is really gone)."""
+    seen: list[Path] = []
+
+    def when(path: Path, *args: Any) -> bool:
+        if path.name.startswith("part-"):
+            seen.append(path)
+        return len(seen) >= 2
+
+    return when
+
+
+@pytest.mark.parametrize("point", list(CRASH_POINTS))
+def test_crash_during_compaction_loses_and_repeats_nothing(store: DatasetStore, point: str,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    _batches(store)
+    before = _state(store)
+    inject, files_left, journal_left = CRASH_POINTS[point]
+    inject(monkeypatch)
+    with pytest.raises(Crash):
+        store.compact("tasks", repo="a")
+    monkeypatch.undo()
+    assert len(store.part_files("tasks", "a")) == files_left
+    assert (store.root / ".compaction.json").is_file() == journal_left
+    # A reader that takes no lock sees every row once, whatever the crash left on disk.
+    assert _state(store) == before
+    assert store.counts("tasks").rows == 5
+    assert len(store.read("tasks").column("instance_id")) == 5
+    # The next locked operation finishes (or undoes) the compaction and tidies up.
+    store.write([])
+    assert _debris(store.root) == []
+    assert _state(store) == before
+    ids_per_file = [read_part(p, ["instance_id"]).num_rows for p in store.part_files("tasks")]
+    assert sum(ids_per_file) == 5  # no row in two files any more
+    assert store.compact().partitions  # and compaction works again
+
+
+def test_crash_between_rename_and_unlink_really_leaves_two_copies(
+        store: DatasetStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The window the journal exists for: the merged file and the old ones side by side."""
+    _batches(store)
+    CRASH_POINTS["before unlinking the old files"][0](monkeypatch)
+    with pytest.raises(Crash):
+        store.compact("tasks", repo="a")
+    monkeypatch.undo()
+    on_disk = [read_part(p, ["instance_id"]).num_rows for p in store.part_files("tasks", "a")]
+    assert len(on_disk) == 4 and sum(on_disk) == 6  # 3 old files + the merged one
+    assert (store.root / ".compaction.json").is_file()
+    assert sorted(store.instance_ids("tasks")) == sorted(r.instance_id for r in store.rows())
+    assert len(store.rows("tasks", repo="a")) == 3
+    store.refresh_manifest()
+    assert len(store.part_files("tasks", "a")) == 1
+
+
+def test_corrupt_journal_is_named(store: DatasetStore) -> None:
+    store.write([make_judged(0)])
+    (store.root / ".compaction.json").write_text("{half")
+    with pytest.raises(DatasetError, match="compaction journal"):
+        store.write([make_judged(1)])
+
+
+def test_reader_relists_when_a_listed_file_vanishes(store: DatasetStore,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A listing taken just before a compaction unlinked the files: the reader reads again."""
+    _batches(store)
+    stale = store.part_files("tasks")
+    store.compact()
+    real = DatasetStore.part_files
+    calls = {"n": 0}
+
+    def listing(self: DatasetStore, table: Any = "tasks", repo: Any = None) -> list[Path]:
+        calls["n"] += 1
+        return stale if calls["n"] == 1 and table == "tasks" else real(self, table, repo)
+
+    monkeypatch.setattr(DatasetStore, "part_files", listing)
+    assert len(store.rows("tasks")) == 5 and calls["n"] >= 3
+
+
+def test_reader_gives_up_when_files_never_settle(store: DatasetStore,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    _batches(store)
+    gone = store.root / "tasks" / "a" / "part-gone.parquet"
+    monkeypatch.setattr(DatasetStore, "part_files", lambda self, table="tasks", repo=None: [gone])
+    with pytest.raises(DatasetError, match="kept changing"):
+        store.read()
+
+
+def test_lock_free_reader_during_writes_and_compactions(store: DatasetStore) -> None:
+    """A reader thread never sees a repeated id nor loses one while another thread writes
+    and compacts the same partitions over and over."""
+    import threading
+
+    store.write([make_judged(0, repo="a"), make_judged(1, repo="b")])
+    done, problems, reads = threading.Event(), [], [0]
+
+    def reader() -> None:
+        last: set[str] = set()
+        while not done.is_set():
+            ids = store.read("tasks").column("instance_id").to_pylist()
+            if len(ids) != len(set(ids)):
+                problems.append(f"repeated ids: {len(ids) - len(set(ids))}")
+            if not last <= set(ids):
+                problems.append(f"lost ids: {sorted(last - set(ids))}")
+            last, reads[0] = set(ids), reads[0] + 1
+
+    thread = threading.Thread(target=reader)
+    thread.start()
+    try:
+        for n in range(2, 32, 2):
+            store.write([make_judged(n, repo="a"), make_judged(n + 1, repo="b")])
+            store.compact()
+    finally:
+        done.set()
+        thread.join(timeout=60)
+    assert problems == [] and reads[0] > 5
+    assert len(store.instance_ids()) == 32 and len(store.part_files()) == 2
+
+
+# -- a real SIGKILL during compaction ---------------------------------------------------
+
+_COMPACT_CHILD = """
+import sys
+from pathlib import Path
+import repogym.datasets.store as st
+
+real = st.DatasetStore._compact_partition
+
+
+def traced(self, table, directory):
+    done = real(self, table, directory)
+    print("merged", flush=True)
+    return done
+
+
+st.DatasetStore._compact_partition = traced
+print("ready", flush=True)
+sys.stdin.readline()
+st.DatasetStore(Path(sys.argv[1])).compact()
+print("done", flush=True)
+"""
+
+
+def _many_small_parts(root: Path, partitions: int = 12, files: int = 4) -> DatasetStore:
+    store = DatasetStore(root)
+    n = 0
+    for _ in range(files):
+        batch = []
+        for p in range(partitions):
+            batch.append(make_judged(n, repo=f"r{p}"))
+            n += 1
+        store.write(batch)
+    return store
+
+
+def test_sigkill_during_compaction_loses_and_repeats_nothing(tmp_path: Path) -> None:
+    """A real process compacting 12 partitions is killed with SIGKILL after k of them were
+    merged, at a few moments into the next one; every time, lock-free readers see every row
+    once, and the next locked operation leaves no debris and one copy of each row."""
+    import shutil
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    template = _many_small_parts(tmp_path / "template", partitions=12, files=4)
+    expected = _state(template)
+    for i, (merged, delay) in enumerate(((1, 0.0), (3, 0.004), (5, 0.01), (8, 0.02))):
+        root = tmp_path / f"run{i}"
+        shutil.copytree(template.root, root)
+        with subprocess.Popen([sys.executable, "-c", _COMPACT_CHILD, str(root)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) as child:
+            assert child.stdout is not None and child.stdin is not None
+            assert child.stdout.readline().strip() == "ready"  # imports done
+            child.stdin.write("go\n")
+            child.stdin.flush()
+            for _ in range(merged):
+                assert child.stdout.readline().strip() == "merged"
+            time.sleep(delay)
+            child.send_signal(signal.SIGKILL)
+            child.wait(timeout=30)
+        store = DatasetStore(root)
+        assert 12 < len(store.part_files()) < 48  # killed with the compaction half done
+        assert _state(store) == expected, (merged, delay)  # before any recovery
+        store.refresh_manifest()
+        assert _debris(root) == [] and _state(store) == expected
+        assert sum(read_part(p, ["instance_id"]).num_rows for p in store.part_files()) == 48
+        store.compact()
+        assert len(store.part_files()) == 12 and _state(store) == expected

@@ -5,6 +5,7 @@ Layout (the schema of every part file is :data:`~repogym.schemas.arrow.TASK_SCHE
     <root>/
       manifest.json                          counts and versions, rewritten after every write
       .lock                                  fcntl lock file that serialises writers
+      .compaction.json                       journal of an unfinished compaction (transient)
       tasks/<repo>/part-<utc>-<hash8>.parquet      accepted tasks
       rejected/<repo>/part-<utc>-<hash8>.parquet   every other verdict, with its reason
 
@@ -28,7 +29,22 @@ Guarantees:
   processes never duplicate an id. Readers take no lock: files appear whole or not at all.
 * **Versioned.** Every file carries its schema version in the Arrow metadata; a file of
   another version, or one that is not Parquet, raises :class:`~repogym.errors.DatasetError`
-  naming the file.
+  naming the file. Every read goes through :func:`read_part`, which checks that first.
+* **Immutable part files.** A part file is never modified once renamed into place; it is
+  only ever *replaced* by :meth:`DatasetStore.compact` (a new merged file, then the old ones
+  unlinked). Snapshots (:mod:`repogym.datasets.snapshots`) hard-link part files and rely on
+  this.
+* **Crash-safe compaction.** Compaction writes the merged file to ``.tmp-*``, then records
+  ``<root>/.compaction.json`` (the merged file and the files it replaces), then renames the
+  merged file into place, unlinks the replaced files and removes the journal. The next
+  locked operation (:meth:`DatasetStore.exclusive`) finishes an interrupted compaction: if
+  the merged file is in place it unlinks the replaced files, otherwise it drops the journal
+  (and the ``.tmp-*`` file). Until then, and while a compaction runs, a row can be in two
+  files at once; readers of this module therefore keep the first occurrence of each
+  ``instance_id`` (ids are unique within a table, so both occurrences are the same row),
+  and read again when the files changed under them (:meth:`DatasetStore.read_parts`).
+  Outside readers (pandas on ``tasks/``) may see such a repeat until the next locked
+  operation; snapshots never contain one.
 """
 
 from __future__ import annotations
@@ -42,7 +58,7 @@ from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Iterator, Literal, Sequence
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -64,6 +80,8 @@ TABLES: tuple[TableName, ...] = ("tasks", "rejected")
 MANIFEST_NAME = "manifest.json"
 LOCK_NAME = ".lock"
 TMP_PREFIX = ".tmp-"
+JOURNAL_NAME = ".compaction.json"
+READ_ATTEMPTS = 10  # reads a reader tries while writers keep changing the files
 _COUNT_COLUMNS = ["instance_id", "repo", "status"]
 _COUNT_SCHEMA = pa.schema([TASK_SCHEMA.field(n) for n in _COUNT_COLUMNS])
 
@@ -93,6 +111,43 @@ class Manifest(Record):
     tables: dict[str, TableCounts]
 
 
+class PartFileGone(DatasetError):
+    """A part file vanished between listing and reading it (a compaction replaced it).
+
+    Readers of :class:`DatasetStore` catch it and list the files again.
+    """
+
+
+class CompactedPartition(Record):
+    """One partition merged by :meth:`DatasetStore.compact`."""
+
+    table: str
+    repo: str
+    replaced: int  # part files merged into one
+    rows: int
+    merged: str  # path of the merged file, relative to the store's root
+
+
+class CompactResult(Record):
+    """What one :meth:`DatasetStore.compact` did: the partitions it merged (others had at
+    most one part file)."""
+
+    partitions: tuple[CompactedPartition, ...] = ()
+
+    @property
+    def files_removed(self) -> int:
+        """Part files that were replaced, minus the merged files that replaced them."""
+        return sum(p.replaced - 1 for p in self.partitions)
+
+
+class CompactionJournal(Record):
+    """The content of ``.compaction.json``: ``merged`` replaces ``replaced`` (paths relative
+    to the store's root)."""
+
+    merged: str
+    replaced: tuple[str, ...]
+
+
 def table_for(status: Status) -> TableName:
     """The table a verdict goes to: ``tasks`` for ``accept``, ``rejected`` for the rest."""
     return "tasks" if status is Status.accept else "rejected"
@@ -112,7 +167,11 @@ def is_part_file(path: Path) -> bool:
 def read_part(path: Path, columns: Sequence[str] | None = None) -> pa.Table:
     """Read one part file as :data:`TASK_SCHEMA` (or the given subset of its columns).
 
+    This is the one place a part file is read (the store, snapshots, exporters), so a file
+    of an unknown schema version is refused before any of its rows is used.
+
     Raises:
+        PartFileGone: the file does not exist (a :class:`DatasetError`).
         DatasetError: the file is not readable Parquet, has a schema version other than
             :data:`SCHEMA_VERSION` (or none), or lacks a column. The message names the file.
     """
@@ -123,6 +182,8 @@ def read_part(path: Path, columns: Sequence[str] | None = None) -> pa.Table:
         with pq.ParquetFile(path) as pf:
             _check_schema(path, pf.schema_arrow, names)
             return pf.read(columns=names).select(names).cast(target)
+    except FileNotFoundError as exc:
+        raise PartFileGone(f"{path}: part file vanished (replaced by a compaction?)") from exc
     except (pa.ArrowException, OSError) as exc:
         raise DatasetError(f"{path}: not a readable repogym Parquet file ({exc})") from exc
 
@@ -141,17 +202,31 @@ def _check_schema(path: Path, schema: pa.Schema, names: list[str]) -> None:
 
 def _atomic_write(path: Path, write: Callable[[Path], object]) -> None:
     """Write ``path`` through ``write(tmp)`` on a temp file in the same directory + rename."""
-    tmp = path.with_name(f"{TMP_PREFIX}{secrets.token_hex(6)}-{path.name}")
+    tmp = _write_temp(path, write)
     try:
-        write(tmp)
-        with open(tmp, "rb") as fh:
-            os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             tmp.unlink()
         raise
     _fsync_dir(path.parent)
+
+
+def _write_temp(path: Path, write: Callable[[Path], object]) -> Path:
+    """Write a fsynced ``.tmp-*`` sibling of ``path`` through ``write(tmp)``; its path.
+
+    On failure the temp file is removed and the error propagates.
+    """
+    tmp = path.with_name(f"{TMP_PREFIX}{secrets.token_hex(6)}-{path.name}")
+    try:
+        write(tmp)
+        with open(tmp, "rb") as fh:
+            os.fsync(fh.fileno())
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    return tmp
 
 
 def _fsync_dir(directory: Path) -> None:
@@ -167,6 +242,30 @@ def _strings(table: pa.Table, column: str) -> list[str]:
     return [str(value) for value in table.column(column).to_pylist()]
 
 
+def _first_occurrences(parts: list[tuple[Path, pa.Table]]) -> list[tuple[Path, pa.Table]]:
+    """The parts with every row whose ``instance_id`` appeared earlier (in this or an earlier
+    part) dropped. Parts must have an ``instance_id`` column."""
+    seen: set[str] = set()
+    out: list[tuple[Path, pa.Table]] = []
+    for path, part in parts:
+        keep = []
+        for iid in _strings(part, "instance_id"):
+            keep.append(iid not in seen)
+            seen.add(iid)
+        out.append((path, part if all(keep) else part.filter(pa.array(keep, pa.bool_()))))
+    return out
+
+
+def _unlink_all(paths: Sequence[Path]) -> None:
+    """Unlink files (missing ones are fine), then fsync their directories."""
+    for path in paths:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+    for directory in sorted({p.parent for p in paths}):
+        if directory.is_dir():
+            _fsync_dir(directory)
+
+
 def _check_table(table: str) -> TableName:
     if table not in TABLES:
         raise ValueError(f"unknown table {table!r}; valid tables: {', '.join(TABLES)}")
@@ -178,6 +277,64 @@ class DatasetStore:
 
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
+
+    # -- locking and recovery ----------------------------------------------------------
+
+    @contextlib.contextmanager
+    def exclusive(self) -> Iterator[None]:
+        """Hold the writer lock, after finishing what a crashed writer left behind.
+
+        On entry an interrupted compaction is finished (see the module docstring) and stale
+        ``.tmp-*`` files are deleted. Every operation that changes files under the root
+        (writes, compaction, snapshots) runs inside this; readers never take it.
+
+        Raises:
+            DatasetError: ``.compaction.json`` exists but is not a valid journal.
+        """
+        with self._locked():
+            self._finish_compaction()
+            self._remove_temp_files()
+            yield
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        """Hold the exclusive writer lock on ``<root>/.lock``."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        with open(self.root / LOCK_NAME, "a") as fh:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+    def _remove_temp_files(self) -> None:
+        """Delete ``.tmp-*`` files left by crashed writers. Only safe while holding the lock."""
+        candidates = [*self.root.glob(f"{TMP_PREFIX}*"),
+                      *self.root.glob(f"*/*/{TMP_PREFIX}*")]
+        for path in candidates:
+            if path.is_file():
+                with contextlib.suppress(FileNotFoundError):
+                    path.unlink()
+
+    def _finish_compaction(self) -> None:
+        """Complete or undo the compaction recorded in the journal, then drop the journal."""
+        journal = self._read_journal()
+        if journal is None:
+            return
+        if (self.root / journal.merged).is_file():
+            _unlink_all([self.root / rel for rel in journal.replaced])
+        (self.root / JOURNAL_NAME).unlink()
+        _fsync_dir(self.root)
+
+    def _read_journal(self) -> CompactionJournal | None:
+        path = self.root / JOURNAL_NAME
+        try:
+            return CompactionJournal.model_validate_json(path.read_text())
+        except FileNotFoundError:
+            return None
+        except (ValueError, ValidationError) as exc:
+            raise DatasetError(f"{path}: not a valid compaction journal ({exc}); it lists "
+                               "part files to delete, so fix or remove it by hand") from exc
 
     # -- writing -----------------------------------------------------------------------
 
@@ -195,8 +352,7 @@ class DatasetStore:
                 the rest), no partial file is left.
         """
         rows = [TaskRow.from_judged(j) for j in judged]
-        with self._locked():
-            self._remove_temp_files()
+        with self.exclusive():
             plan, skipped = self._plan(rows)
             added = 0
             try:
@@ -213,8 +369,7 @@ class DatasetStore:
 
     def refresh_manifest(self) -> Manifest:
         """Recount every table and rewrite ``manifest.json`` (e.g. after a crashed write)."""
-        with self._locked():
-            self._remove_temp_files()
+        with self.exclusive():
             return self._write_manifest()
 
     def _plan(self, rows: list[TaskRow]) -> tuple[dict[tuple[TableName, str], list[TaskRow]], int]:
@@ -233,12 +388,16 @@ class DatasetStore:
     def _write_part(self, table: TableName, repo: str, rows: list[TaskRow]) -> Path:
         directory = self.root / table / partition_dirname(repo)
         directory.mkdir(parents=True, exist_ok=True)
-        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
-        digest = short_hash(*sorted(r.instance_id for r in rows))
-        path = directory / f"part-{stamp}-{digest}.parquet"
         data = table_from_rows([r.to_arrow_row() for r in rows])
+        path = self._new_part_path(directory, [r.instance_id for r in rows])
         _atomic_write(path, lambda tmp: pq.write_table(data, tmp))
         return path
+
+    @staticmethod
+    def _new_part_path(directory: Path, ids: list[str]) -> Path:
+        """``part-<utc>-<hash8 of the ids>.parquet`` in ``directory``."""
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+        return directory / f"part-{stamp}-{short_hash(*sorted(ids))}.parquet"
 
     def _write_manifest(self) -> Manifest:
         manifest = Manifest(schema_version=SCHEMA_VERSION, pipeline_version=pipeline_version(),
@@ -247,35 +406,107 @@ class DatasetStore:
         _atomic_write(self.root / MANIFEST_NAME, lambda tmp: tmp.write_text(text))
         return manifest
 
-    def _remove_temp_files(self) -> None:
-        """Delete ``.tmp-*`` left by crashed writers. Only safe while holding the lock."""
-        candidates = [*self.root.glob(f"{TMP_PREFIX}*"),
-                      *self.root.glob(f"*/*/{TMP_PREFIX}*")]
-        for path in candidates:
-            with contextlib.suppress(FileNotFoundError):
-                path.unlink()
+    # -- compaction --------------------------------------------------------------------
 
-    @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
-        """Hold the exclusive writer lock on ``<root>/.lock``."""
-        self.root.mkdir(parents=True, exist_ok=True)
-        with open(self.root / LOCK_NAME, "a") as fh:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+    def compact(self, table: TableName | None = None, repo: str | None = None) -> CompactResult:
+        """Merge each partition's part files into one (every table and repo by default).
+
+        Runs under the writer lock; rows, their order (oldest file first) and the other
+        partitions are unchanged, and a repeated ``instance_id`` is kept once. A partition
+        with at most one part file is left alone, so a second call does nothing. The
+        manifest is rewritten. Crash-safe: see the module docstring.
+
+        Raises:
+            ValueError: ``table`` is not a table name.
+            DatasetError: a part file is unreadable or of another schema version (that
+                partition and the ones after it are unchanged; earlier ones stay merged).
+            OSError: a file could not be written (the next locked operation tidies up).
+        """
+        tables = TABLES if table is None else (_check_table(table),)
+        merged: list[CompactedPartition] = []
+        with self.exclusive():
             try:
-                yield
-            finally:
-                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+                for name in tables:
+                    for directory in self._partition_dirs(name, repo):
+                        done = self._compact_partition(name, directory)
+                        if done is not None:
+                            merged.append(done)
+            except BaseException:
+                if merged:  # keep the manifest true to the partitions already merged
+                    with contextlib.suppress(Exception):
+                        self._write_manifest()
+                raise
+            if merged:
+                self._write_manifest()
+        return CompactResult(partitions=tuple(merged))
+
+    def _compact_partition(self, table: TableName, directory: Path) -> CompactedPartition | None:
+        """Merge the part files of one partition directory; None if it has fewer than two."""
+        files = sorted(p for p in directory.iterdir() if is_part_file(p))
+        if len(files) < 2:
+            return None
+        parts = _first_occurrences([(p, read_part(p)) for p in files])
+        data = pa.concat_tables([part for _, part in parts])
+        target = self._new_part_path(directory, _strings(data, "instance_id"))
+        if target in files:
+            raise DatasetError(f"{target}: merged part file would overwrite an existing one")
+        tmp = _write_temp(target, lambda t: pq.write_table(data, t))
+        journal = CompactionJournal(merged=self._relative(target),
+                                    replaced=tuple(self._relative(p) for p in files))
+        text = journal.model_dump_json() + "\n"
+        _atomic_write(self.root / JOURNAL_NAME, lambda t: t.write_text(text))
+        os.replace(tmp, target)
+        _fsync_dir(directory)
+        self._finish_compaction()
+        return CompactedPartition(table=table, repo=unquote(directory.name),
+                                  replaced=len(files), rows=data.num_rows,
+                                  merged=journal.merged)
+
+    def _relative(self, path: Path) -> str:
+        return path.relative_to(self.root).as_posix()
 
     # -- reading -----------------------------------------------------------------------
 
-    def part_files(self, table: TableName = "tasks", repo: str | None = None) -> list[Path]:
-        """The part files of a table (of one repo's partition if given), sorted by path."""
+    def _partition_dirs(self, table: TableName, repo: str | None = None) -> list[Path]:
         base = self.root / _check_table(table)
         if repo is not None:
             dirs = [base / partition_dirname(repo)]
         else:
             dirs = sorted(d for d in base.iterdir() if d.is_dir()) if base.is_dir() else []
-        return sorted(p for d in dirs if d.is_dir() for p in d.iterdir() if is_part_file(p))
+        return [d for d in dirs if d.is_dir()]
+
+    def part_files(self, table: TableName = "tasks", repo: str | None = None) -> list[Path]:
+        """The part files of a table (of one repo's partition if given), sorted by path.
+
+        While a compaction runs (or after one crashed), a row may be in two of these files;
+        :meth:`read_parts` and every other reader here drop the repeat.
+        """
+        dirs = self._partition_dirs(table, repo)
+        return sorted(p for d in dirs for p in d.iterdir() if is_part_file(p))
+
+    def read_parts(self, table: TableName = "tasks", repo: str | None = None,
+                   columns: Sequence[str] | None = None) -> list[tuple[Path, pa.Table]]:
+        """Each part file with its rows, every ``instance_id`` kept once (first file wins).
+
+        ``columns`` selects columns (``instance_id`` is always added, first if missing).
+        Takes no lock. The files are listed before and after reading them; when the two
+        listings differ (a write or compaction ran meanwhile, so the first listing may have
+        missed a merged file) or a listed file vanished, everything is read again, up to
+        :data:`READ_ATTEMPTS` times.
+
+        Raises:
+            DatasetError: a part file is unreadable or of another schema version, or the
+                files kept changing on every attempt.
+        """
+        names = None if columns is None else list(dict.fromkeys(["instance_id", *columns]))
+        for _ in range(READ_ATTEMPTS):
+            listed = self.part_files(table, repo)
+            with contextlib.suppress(PartFileGone):
+                parts = [(p, read_part(p, names)) for p in listed]
+                if self.part_files(table, repo) == listed:
+                    return _first_occurrences(parts)
+        raise DatasetError(f"{self.root / table}: part files kept changing while being read "
+                           f"({READ_ATTEMPTS} attempts); try again")
 
     def read(self, table: TableName = "tasks", repo: str | None = None) -> pa.Table:
         """The whole table (or one repo's rows) as :data:`TASK_SCHEMA`; empty if no files.
@@ -283,7 +514,7 @@ class DatasetStore:
         Raises:
             DatasetError: a part file is unreadable or of another schema version.
         """
-        return self._concat([read_part(p) for p in self.part_files(table, repo)], TASK_SCHEMA)
+        return self._concat([t for _, t in self.read_parts(table, repo)], TASK_SCHEMA)
 
     def instance_ids(self, table: TableName = "tasks") -> set[str]:
         """Every ``instance_id`` in a table.
@@ -292,8 +523,8 @@ class DatasetStore:
             DatasetError: a part file is unreadable or of another schema version.
         """
         ids: set[str] = set()
-        for path in self.part_files(table):
-            ids.update(_strings(read_part(path, ["instance_id"]), "instance_id"))
+        for _, part in self.read_parts(table, columns=["instance_id"]):
+            ids.update(_strings(part, "instance_id"))
         return ids
 
     def decided_ids(self, table: TableName = "rejected") -> set[str]:
@@ -303,8 +534,7 @@ class DatasetStore:
             DatasetError: a part file is unreadable or of another schema version.
         """
         ids: set[str] = set()
-        for path in self.part_files(table):
-            part = read_part(path, ["instance_id", "status"])
+        for _, part in self.read_parts(table, columns=["status"]):
             for iid, status in zip(_strings(part, "instance_id"), _strings(part, "status")):
                 if status != Status.infra_error.value:
                     ids.add(iid)
@@ -317,22 +547,15 @@ class DatasetStore:
             DatasetError: a part file is unreadable, of another schema version, or holds a
                 row that does not validate.
         """
-        result: list[TaskRow] = []
-        for path in self.part_files(table, repo):
-            for raw in read_part(path).to_pylist():
-                try:
-                    result.append(TaskRow.from_arrow_row(raw))
-                except (ValidationError, ValueError) as exc:
-                    raise DatasetError(f"{path}: invalid row {raw.get('instance_id')!r}: "
-                                       f"{exc}") from exc
-        return result
+        return [row for path, part in self.read_parts(table, repo) for row in rows_of(path, part)]
 
     def counts(self, table: TableName = "tasks") -> TableCounts:
         """Rows, files, rows per repo and rows per status of a table, counted from the files."""
-        files = self.part_files(table)
-        data = self._concat([read_part(p, _COUNT_COLUMNS) for p in files], _COUNT_SCHEMA)
+        parts = self.read_parts(table, columns=_COUNT_COLUMNS)
+        data = self._concat([t for _, t in parts], _COUNT_SCHEMA)
         repos, statuses = Counter(_strings(data, "repo")), Counter(_strings(data, "status"))
-        return TableCounts(rows=data.num_rows, files=len(files), repos=dict(sorted(repos.items())),
+        return TableCounts(rows=data.num_rows, files=len(parts),
+                           repos=dict(sorted(repos.items())),
                            statuses=dict(sorted(statuses.items())))
 
     def manifest(self) -> Manifest | None:
@@ -352,3 +575,18 @@ class DatasetStore:
     @staticmethod
     def _concat(tables: list[pa.Table], schema: pa.Schema) -> pa.Table:
         return pa.concat_tables(tables) if tables else schema.empty_table()
+
+
+def rows_of(path: Path, part: pa.Table) -> list[TaskRow]:
+    """The rows of a part file read with every column, validated.
+
+    Raises:
+        DatasetError: a row does not validate; the message names ``path`` and the row's id.
+    """
+    result: list[TaskRow] = []
+    for raw in part.to_pylist():
+        try:
+            result.append(TaskRow.from_arrow_row(raw))
+        except (ValidationError, ValueError) as exc:
+            raise DatasetError(f"{path}: invalid row {raw.get('instance_id')!r}: {exc}") from exc
+    return result
