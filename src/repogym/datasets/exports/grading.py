@@ -1,0 +1,210 @@
+"""What an exported task carries to be graded inside its own container.
+
+The ``harbor`` and ``swebench`` exports grade without repogym installed: a container of the
+task's environment image, a shell script and a stdlib-only Python grader. Two steps:
+
+1. :data:`PREPARE_SCRIPT` (as root, once: at ``docker build`` for Harbor, at the start of the
+   ``eval_script`` for SWE-bench) turns the environment image's repository into the task's
+   broken state with **no history**::
+
+       /repo                        base_commit + bug_patch + the env's post-install files,
+                                    as the only commit of a fresh repository (fixed author
+                                    and dates), owned by the test user: `git log`,
+                                    `git reflog`, `git stash list` and `git diff` show
+                                    nothing of the fix
+       /opt/repogym-task/task.git   a copy of that repository's git dir (root-owned,
+                                    read-only to the test user): the grader's trusted
+                                    source of the broken tree
+       /opt/repogym-task/commit     its commit sha
+       /opt/repogym-task/post-install.tar   ignored files the install left (*.egg-info ...)
+
+   The environment's own reset state (``/opt/repogym``: the pinned commit's snapshot) is
+   removed.
+2. :mod:`repogym.datasets.exports.container_grader` (copied in as ``grader.py``, with the
+   report plugin and a :class:`ContainerSpec` as ``spec.json``) grades the candidate the way
+   :func:`repogym.datasets.verify.grade_in` does; its docstring lists the steps.
+
+The rules come from their one source (``verify.RUNNER_CONFIG``/``STARTUP_HOOKS``, the
+Python toolchain's test directories, the sandbox's ``git apply`` fallbacks) and are written
+into each spec, so an export made by a later repogym carries that repogym's rules.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import gzip
+import io
+import re
+import shlex
+import tarfile
+from importlib import resources
+from typing import Sequence
+
+from pydantic import BaseModel, ConfigDict
+
+from repogym.datasets.verify import RUNNER_CONFIG, STARTUP_HOOKS
+from repogym.errors import InputError
+from repogym.generators.diffs import changed_lines
+from repogym.sandboxes.base import APPLY_FALLBACKS
+from repogym.sandboxes.docker import REPO_DIR
+from repogym.sandboxes.docker import STATE as ENV_STATE
+from repogym.sandboxes.docker import USER as TEST_USER
+from repogym.schemas.arrow import TaskRow
+
+ANCHOR = "/opt/repogym-task"
+GRADER_FILE, PLUGIN_FILE, SPEC_FILE, PREPARE_FILE = (
+    "grader.py", "repogym_report.py", "spec.json", "prepare.sh")
+DEFAULT_TIMEOUT = 600.0
+GRADER_COMMAND = "python3 -I -S"  # no site-packages, no PYTHONPATH: stdlib only
+
+
+
+def apply_chain(var: str) -> str:
+    """Shell: ``git apply`` the file named by ``$var`` with the sandbox's fallbacks, in order
+    (each ``--check``-ed first, as :meth:`repogym.sandboxes.base.Sandbox.apply_patch` does)."""
+    tries = [f'(git apply --check {f} "${var}" && git apply {f} "${var}")'.replace("  ", " ")
+             for f in APPLY_FALLBACKS]
+    return " || ".join(tries)
+
+
+PREPARE_SCRIPT = f"""#!/bin/bash
+# repogym: the environment image's repository -> this task's broken state, without history.
+# usage (as root, in a container of the task's environment image):
+#   prepare.sh BASE_COMMIT BUG_PATCH_FILE
+set -euo pipefail
+base=$1
+bug=$2
+repo={REPO_DIR}
+anchor={ANCHOR}
+export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_COUNT=3 \\
+  GIT_CONFIG_KEY_0=core.hooksPath GIT_CONFIG_VALUE_0=/dev/null \\
+  GIT_CONFIG_KEY_1=core.fsmonitor GIT_CONFIG_VALUE_1=false \\
+  GIT_CONFIG_KEY_2=safe.directory GIT_CONFIG_VALUE_2='*'
+cd "$repo"
+if ! git cat-file -e "$base^{{commit}}" 2>/dev/null; then
+  echo "repogym: the image's repository has no commit $base" >&2; exit 3
+fi
+git reset -q --hard "$base"
+git clean -ffdxq
+if [ -f {ENV_STATE}/post-install.tar ]; then tar -xf {ENV_STATE}/post-install.tar; fi
+if [ -s "$bug" ] && ! ( {apply_chain("bug")} ); then
+  echo "repogym: the task's bug_patch does not apply at $base" >&2; exit 3
+fi
+rm -rf .git
+export GIT_AUTHOR_NAME=repogym GIT_AUTHOR_EMAIL=repogym@localhost \\
+  GIT_COMMITTER_NAME=repogym GIT_COMMITTER_EMAIL=repogym@localhost \\
+  GIT_AUTHOR_DATE=2000-01-01T00:00:00Z GIT_COMMITTER_DATE=2000-01-01T00:00:00Z
+git -c init.defaultBranch=main init -q
+git add -A
+git -c commit.gpgsign=false commit -q --allow-empty -m "repogym task"
+rm -rf "$anchor"
+mkdir -p "$anchor"
+cp -a .git "$anchor/task.git"
+git rev-parse HEAD > "$anchor/commit"
+git ls-files -z --others --ignored --exclude-standard \\
+  | tar --null -T - -cf "$anchor/post-install.tar"
+chown -R root:root "$anchor"
+chmod -R a+rX,go-w "$anchor"
+find "$repo" ! -user {TEST_USER} -exec chown -h {TEST_USER}:{TEST_USER} {{}} +
+rm -rf {ENV_STATE}
+"""
+
+
+class ContainerSpec(BaseModel):
+    """The grading spec an exported task carries (``spec.json``), read by the grader.
+
+    ``protected`` holds exact paths (runner config names, the test patch's files, the files
+    of listed tests); the grader adds the pattern rules (test files, ``*``-suffixes of
+    ``runner_config`` and ``startup_hooks``).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    instance_id: str
+    fail_to_pass: tuple[str, ...]
+    pass_to_pass: tuple[str, ...]
+    test_patch: str
+    protected: tuple[str, ...]
+    runner_config: tuple[str, ...] = RUNNER_CONFIG
+    startup_hooks: tuple[str, ...] = STARTUP_HOOKS
+    test_dir_names: tuple[str, ...]
+    apply_fallbacks: tuple[str, ...] = APPLY_FALLBACKS
+    repo_dir: str = REPO_DIR
+    anchor: str = ANCHOR
+    test_user: str = TEST_USER
+    timeout: float = DEFAULT_TIMEOUT
+
+    @classmethod
+    def of(cls, row: TaskRow, timeout: float = DEFAULT_TIMEOUT) -> ContainerSpec:
+        """The spec of a dataset row (the same protected set as ``verify`` computes)."""
+        from repogym.toolchains.python import TEST_DIR_NAMES
+
+        return cls(instance_id=row.instance_id, fail_to_pass=row.FAIL_TO_PASS,
+                   pass_to_pass=row.PASS_TO_PASS, test_patch=row.test_patch,
+                   protected=tuple(sorted(protected_paths(row))),
+                   test_dir_names=tuple(sorted(TEST_DIR_NAMES)), timeout=timeout)
+
+
+def protected_paths(row: TaskRow) -> set[str]:
+    """Exact paths a candidate may not change: runner config names, the files of the test
+    patch and of every listed test (``verify``'s rule)."""
+    return set(RUNNER_CONFIG) | set(changed_lines(row.test_patch)) | {
+        t.split("::")[0] for t in (*row.FAIL_TO_PASS, *row.PASS_TO_PASS)}
+
+
+@functools.cache
+def grader_source() -> bytes:
+    """The stdlib-only grader, as copied into tasks."""
+    return resources.files("repogym.datasets.exports").joinpath(
+        "container_grader.py").read_bytes()
+
+
+@functools.cache
+def plugin_source() -> bytes:
+    """repogym's pytest report plugin, as copied into tasks."""
+    return resources.files("repogym.toolchains.plugins").joinpath(
+        "repogym_report.py").read_bytes()
+
+
+def grading_files(row: TaskRow, timeout: float = DEFAULT_TIMEOUT) -> dict[str, bytes]:
+    """``grader.py``, ``repogym_report.py`` and ``spec.json`` for one task."""
+    spec = ContainerSpec.of(row, timeout).model_dump_json(indent=2) + "\n"
+    return {GRADER_FILE: grader_source(), PLUGIN_FILE: plugin_source(),
+            SPEC_FILE: spec.encode()}
+
+
+def bundle(files: dict[str, bytes]) -> str:
+    """The files as one base64 line of a gzipped tar (for embedding in a shell script).
+
+    Deterministic: fixed mtimes and owners, names in order, no gzip timestamp.
+    """
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w", format=tarfile.USTAR_FORMAT) as tar:
+        for name in sorted(files):
+            info = tarfile.TarInfo(name)
+            info.size, info.mode, info.mtime = len(files[name]), 0o644, 0
+            tar.addfile(info, io.BytesIO(files[name]))
+    return base64.b64encode(gzip.compress(raw.getvalue(), mtime=0)).decode()
+
+
+_DOCKER_REF = re.compile(r"^[a-z0-9][a-z0-9._/:@-]*$")
+
+
+def require_docker_images(rows: Sequence[TaskRow], fmt: str) -> None:
+    """Refuse rows whose ``image`` is not a Docker image reference (e.g. a ``local``
+    provider's env directory): the export runs them in containers.
+
+    Raises:
+        InputError: names the first such task.
+    """
+    for row in rows:
+        if row.image.startswith(("/", ".")) or not _DOCKER_REF.match(row.image):
+            raise InputError(f"{fmt} export needs Docker environment images, but task "
+                             f"{row.instance_id} has image {row.image!r} (built with the local "
+                             f"provider?); rebuild its repository with --provider docker")
+
+
+def quoted(value: str) -> str:
+    """``value`` quoted for a POSIX shell."""
+    return shlex.quote(value)
