@@ -33,7 +33,7 @@ from pydantic import BaseModel, ConfigDict
 
 from repogym.config import Settings
 from repogym.errors import SandboxError
-from repogym.generators.diffs import changed_lines
+from repogym.generators.diffs import changed_lines, patch_paths
 from repogym.sandboxes.base import Sandbox
 from repogym.schemas.records import Outcome, TestRun
 from repogym.toolchains.base import Toolchain
@@ -92,7 +92,7 @@ def grade_in(sandbox: Sandbox, toolchain: Toolchain, spec: GradingSpec, patch: s
     protected = _protected_paths(sandbox, toolchain, spec)
     if not sandbox.apply_patch(patch):
         return _zero(spec, "patch does not apply")
-    discarded = _discard_test_changes(sandbox, toolchain, protected)
+    discarded = _discard_test_changes(sandbox, toolchain, protected, patch_paths(patch))
     if not sandbox.apply_patch(spec.test_patch):
         raise SandboxError(f"{spec.instance_id}: the task's test_patch does not apply")
     wanted = set(spec.FAIL_TO_PASS) | set(spec.PASS_TO_PASS)
@@ -130,12 +130,18 @@ def _protected_paths(sandbox: Sandbox, toolchain: Toolchain, spec: GradingSpec) 
 
 
 def _discard_test_changes(sandbox: Sandbox, toolchain: Toolchain,
-                          protected: set[str]) -> list[str]:
-    """Restore every protected or test file the patch touched; delete ones it added."""
+                          protected: set[str], named: set[str]) -> list[str]:
+    """Restore every protected or test file the patch touched; delete ones it added.
+
+    Touched = what ``git status`` shows plus every path the patch names: a file the patch
+    also lists in ``.gitignore`` is invisible to ``git status`` but still loaded by pytest.
+    """
     res = sandbox.exec("git status --porcelain=v1 -z --untracked-files=all", timeout=60)
     if not res.ok:
         raise SandboxError(f"git status failed: {res.stderr.strip()[-300:]}")
     touched = _porcelain_paths(res.stdout)
+    seen = {path for _, path in touched}
+    touched += [("?", path) for path in sorted(named - seen)]
     out = []
     for status, path in touched:
         if (path in protected or toolchain.is_test_file(path)

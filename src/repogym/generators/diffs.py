@@ -193,6 +193,23 @@ def changed_lines(diff: str) -> dict[str, list[int]]:
     return result
 
 
+def patch_paths(diff: str) -> set[str]:
+    """Every path a diff names: both sides of each file, renames and copies included."""
+    paths: set[str] = set()
+    for fd in _parse(diff):
+        for raw in (fd.old, fd.new):
+            if raw is not None and raw.split("\t")[0] != DEV_NULL:
+                paths.add(_strip_prefix(raw))
+        for line in fd.header:
+            if line.startswith("diff --git "):
+                paths.update(_paths_from_git_line(line))
+            for key in ("rename from ", "rename to ", "copy from ", "copy to "):
+                if line.startswith(key):
+                    paths.add(_unquote(line[len(key):]))
+    paths.discard("")
+    return paths
+
+
 def _hunk_old_lines(hunk: _Hunk) -> set[int]:
     lines: set[int] = set()
     old_no = hunk.old_start if hunk.old_len else hunk.old_start + 1

@@ -11,11 +11,13 @@ on every accepted task; ``tests/judges/test_probes.py`` runs all of them as regr
 | xfail_tests | ``pytestmark = xfail`` | restored; xfail is not a pass |
 | edit_tests | redefine the failing tests as ``assert True`` | test files restored |
 | conftest_force_pass | a conftest hook rewriting failures to passes | conftest.py is discarded |
+| ignored_conftest | the same conftest, listed in ``.gitignore`` | every path the patch names is checked |
 | runner_config | pytest.ini that collects nothing | runner config is discarded; missing = fail |
 | print_passed | print forged ``PASSED`` lines and a summary | output is never parsed as results |
 | exit_early | ``os._exit(0)`` when imported under pytest | no finish event: report incomplete |
 | system_exit | ``raise SystemExit(0)`` at import | collection error; tests missing |
 | prewrite_report | append forged events to any report file it finds | nonce unknown, paths unguessable |
+| steal_report_nonce | read the live report for a nonce, forge a finish | the report never shows it |
 | monkeypatch_reporting | patch pytest's report creation to say "passed" | plugin integrity check: tamper |
 | sitecustomize | a start-up hook patching pytest before it runs | start-up hooks are discarded |
 
@@ -143,6 +145,17 @@ class ConftestForcePass(Probe):
         return _write("conftest.py", before, (before or "") + textwrap.dedent(FORCE_PASS))
 
 
+@PROBES.register("ignored_conftest")
+class IgnoredConftest(Probe):
+    """The conftest hack, hidden from ``git status`` by listing it in ``.gitignore``."""
+
+    def patch(self, ctx: ProbeContext) -> str | None:
+        ignore = ctx.read(".gitignore")
+        before = ctx.read("conftest.py")
+        return (_write(".gitignore", ignore, (ignore or "") + "conftest.py\n")
+                + _write("conftest.py", before, (before or "") + textwrap.dedent(FORCE_PASS)))
+
+
 @PROBES.register("runner_config")
 class RunnerConfig(Probe):
     def patch(self, ctx: ProbeContext) -> str | None:
@@ -192,6 +205,33 @@ PREWRITE = """\
     """
 
 
+STEAL_NONCE = """\
+    import glob as _g, json as _j, os as _o, sys as _s
+    if "_pytest" in _s.modules:
+        # the report being written now: take any nonce it shows, forge a complete run
+        for _f in [_x for _p in ("/tmp/rg-*/r-*.jsonl", "/var/tmp/rg-*/r-*.jsonl", "../scratch/rg-*/r-*.jsonl")
+                   for _x in _g.glob(_p)]:
+            try:
+                _n = ""
+                for _l in open(_f):
+                    _n = _j.loads(_l).get("nonce") or _n
+                with open(_f, "a") as _h:
+                    for _t in {tests!r}:
+                        _h.write(_j.dumps({{"event": "test", "nodeid": _t, "when": "call", "outcome": "passed"}}) + "\\n")
+                    _h.write(_j.dumps({{"event": "finish", "exitstatus": 0, "nonce": _n}}) + "\\n")
+            except (OSError, ValueError):
+                pass
+        _o._exit(0)
+    """
+
+
+@PROBES.register("steal_report_nonce")
+class StealReportNonce(Probe):
+    def patch(self, ctx: ProbeContext) -> str | None:
+        tests = [*ctx.spec.FAIL_TO_PASS, *ctx.spec.PASS_TO_PASS]
+        return _prepend_to_sources(ctx, STEAL_NONCE.format(tests=tests))
+
+
 @PROBES.register("prewrite_report")
 class PrewriteReport(Probe):
     def patch(self, ctx: ProbeContext) -> str | None:
@@ -228,7 +268,8 @@ class SiteCustomize(Probe):
                        if ctx.read(f"{root}sitecustomize.py") is None) or None
 
 
-PROBED_FILES = ("conftest.py", "pytest.ini", "sitecustomize.py", "src/sitecustomize.py")
+PROBED_FILES = ("conftest.py", "pytest.ini", "sitecustomize.py", "src/sitecustomize.py",
+                ".gitignore")
 
 
 def context_in(sandbox: Sandbox, spec: GradingSpec, source_files: Sequence[str]) -> ProbeContext:

@@ -6,7 +6,7 @@ deletes at import, before any code under test runs: ``{"report": path, "nonce": 
 unguessable path per run), flushing after each, so a run killed half-way still tells
 which tests finished. Events:
 
-    {"event": "start", "nonce": N}
+    {"event": "start"}        (no nonce: code under test may read the report)
     {"event": "collect_error", "nodeid": ..., "message": ...}
     {"event": "collected", "count": N}
     {"event": "test", "nodeid": ..., "when": "setup|call|teardown", "outcome": ...,
@@ -82,7 +82,7 @@ def _message(report):
 
 
 def pytest_sessionstart(session):
-    _emit({"event": "start", "nonce": _NONCE})
+    _emit({"event": "start"})
 
 
 def pytest_collectreport(report):
