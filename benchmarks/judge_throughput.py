@@ -49,6 +49,7 @@ from repogym.pipeline import (
     target_lines,
 )
 from repogym.samples import sample_repo
+from repogym.sandboxes.docker import DockerProvider
 from repogym.schemas.records import Baseline, Candidate, RepoSpec, Status
 
 RESULTS = Path(__file__).parent / "results"
@@ -182,7 +183,16 @@ def overhead(provider, env, settings, cand: Candidate | None) -> dict:
         t = time.monotonic()
         provider.open(env, limits_for(settings)).close()
         opens.append(time.monotonic() - t)
+    execs = {}
+    for name, prov in (("agent", provider), ("docker_exec", DockerProvider(settings, agent=False))):
+        with prov.open(env, limits_for(settings)) as sb:
+            sb.exec("true", timeout=30)  # starts the agent (untimed)
+            t = time.monotonic()
+            for _ in range(20):
+                sb.exec("true", timeout=30)
+            execs[name] = (time.monotonic() - t) / 20
     return {"reset_mean": _mean(resets), "open_close_mean": _mean(opens),
+            "exec_agent": execs["agent"], "exec_docker": execs["docker_exec"],
             "resets": [round(x, 3) for x in resets], "opens": [round(x, 3) for x in opens]}
 
 
@@ -274,7 +284,9 @@ def markdown(r: dict) -> str:
               "",
               (f"- median ratio OURS/BASELINE: **{ratio:.2f}** (target <= 0.10); "
               f"mean ratio {o['mean'] / b['mean'] if b['mean'] else 0:.2f}"),
-              (f"- container overhead: reset {oh['reset_mean']:.2f} s (mean of 10), fresh "
+              (f"- one command: {oh['exec_agent'] * 1000:.1f} ms through the agent, "
+               f"{oh['exec_docker'] * 1000:.1f} ms as its own docker exec (mean of 20)\n"
+               f"- container overhead: reset {oh['reset_mean']:.2f} s (mean of 10), fresh "
               f"open+close {oh['open_close_mean']:.2f} s (mean of 5)"),
               (f"- rejected before any run (uncovered): {o['uncovered']}/{r['candidates']} "
               f"({o['uncovered'] / max(r['candidates'], 1):.0%})"),
@@ -336,7 +348,9 @@ def main() -> None:
         dset = settings.model_copy(update={"oracle_runs": 3, "probes": 2})
         defaults = run_ours(provider, env, prepared, base, cands, dset, cov)
         print(f"OURS defaults: median {defaults['median']:.2f}s", flush=True)
-    theirs = run_baseline(provider, env, prepared, base, cands, settings,
+    # SWE-smith's validator runs each command as its own `docker exec`: no agent
+    plain = DockerProvider(settings, agent=False)
+    theirs = run_baseline(plain, env, prepared, base, cands, settings,
                           progress=lambda s: print(s, flush=True))
     print(f"BASELINE: median {theirs['median']:.2f}s, wall {theirs['wall']:.1f}s", flush=True)
     mismatches = compare(cands, ours, theirs)

@@ -22,6 +22,7 @@ class Settings(BaseSettings):
     oracle_runs: int = Field(3, ge=1)
     probes: int = Field(2, ge=0)  # reward hacks tried on every accepted task
     workers: int = Field(1, ge=1)  # sandboxes judging one repo's candidates in parallel
+    warm_runner: bool = True  # judge's test runs in a warm forking process (docker)
     max_candidates: int = Field(20, ge=0)
     max_combined: int = Field(5, ge=0)  # combinations of accepted bugs per run
     # the llm_* generators produce nothing unless a model is configured (REPOGYM_LLM_MODEL)

@@ -25,6 +25,7 @@ from repogym.generators.llm import (LLMClient, LLMSettings, default_cache_dir, l
 from repogym.generators.statements import leaks
 from repogym.generators.synthetic import synthetic_candidates
 from repogym.judges.judge import Judge, JudgeSettings
+from repogym.judges.llm_judge import llm_judge
 from repogym.judges.unsolvable import unstated_names
 from repogym.repos import clone
 from repogym.sandboxes import get_provider
@@ -261,7 +262,7 @@ def judge_all(provider: SandboxProvider, env: EnvImage, prepared: Prepared, base
     Results keep the candidates' order.
     """
     jset = JudgeSettings(oracle_runs=settings.oracle_runs, timeout=settings.test_timeout,
-                         probes=settings.probes)
+                         probes=settings.probes, warm=settings.warm_runner)
     workers = max(1, min(settings.workers if provider.parallel else 1, len(candidates)))
     done = [0]
     lock = threading.Lock()
@@ -292,7 +293,8 @@ def judge_all(provider: SandboxProvider, env: EnvImage, prepared: Prepared, base
 def judged_with_statement(cand: Candidate, verdict: Verdict, image: str,
                           client: LLMClient | None = None) -> Judged:
     """Attach the statement (the LLM issue writer when configured, else the offline writer);
-    an accepted task whose statement leaks the fix goes to review."""
+    an accepted task whose statement leaks the fix goes to review, and so does one the LLM
+    judge (when enabled: ``REPOGYM_LLM_JUDGE``) scores low on clarity or solvability."""
     statement = cand.statement
     if verdict.status is Status.accept and not statement:
         statement, cost = llm_statement(cand, verdict.fail_to_pass, verdict.evidence, client)
@@ -301,6 +303,7 @@ def judged_with_statement(cand: Candidate, verdict: Verdict, image: str,
                 update={"evidence": {**verdict.evidence, "statement_cost_usd": f"{cost:.6f}"}})
     if verdict.status is Status.accept:
         verdict = flag_unsolvable(cand, verdict, statement)
+    verdict = llm_judge(cand, verdict, statement, client)  # looks at accepted tasks only
     return Judged(candidate=cand, verdict=verdict, statement=statement, image=image)
 
 

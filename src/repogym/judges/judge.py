@@ -25,6 +25,11 @@ One refinement: when every test errors, or the runner itself crashes, in the bro
 a few tests run in the clean state; if they pass, the sandbox is sound and the bug itself
 broke everything (an import-time crash, or a bug in a library the test runner uses), so the
 candidate is rejected as ``too_blunt`` instead of being retried forever as infra.
+
+Speed: the no-op and oracle runs go through the toolchain's warm runner when it has one
+(Python: a forking pytest server with the suite's imports done once; see
+:mod:`repogym.toolchains.warm`), with the same report checks as a fresh run. Probes grade
+through :func:`~repogym.datasets.verify.grade_in`, a fresh process, as trainers do.
 """
 
 from __future__ import annotations
@@ -39,9 +44,10 @@ from repogym.judges.probes import context_in, probe_patches, sample_probes
 from repogym.sandboxes.base import Sandbox
 from repogym.schemas.records import (Baseline, Candidate, CoverageMap, Status, TestRun,
                                      Verdict)
-from repogym.toolchains.base import Toolchain
+from repogym.toolchains.base import TestRunner, Toolchain
 
 
+STATUS = "git status --porcelain --untracked-files=all"
 SANITY_TESTS = 5  # clean-state tests run to tell a broken sandbox from a blunt bug
 
 
@@ -50,6 +56,7 @@ class JudgeSettings:
     oracle_runs: int = 3
     timeout: float = 600.0
     probes: int = 2  # reward hacks tried on every accepted task (0: none)
+    warm: bool = True  # no-op and oracle runs through the toolchain's warm runner, if any
 
 
 @dataclass
@@ -73,6 +80,12 @@ class Judge:
     baseline: Baseline
     settings: JudgeSettings = field(default_factory=JudgeSettings)
     coverage: CoverageMap | None = None  # per-test coverage at the baseline's commit
+    runner: TestRunner = field(init=False)
+    _clean_status: tuple[bool, str] | None = field(default=None, init=False)
+
+    def __post_init__(self) -> None:
+        warm = self.toolchain.warm_runner(self.sandbox) if self.settings.warm else None
+        self.runner = warm or self.toolchain
 
     def judge(self, cand: Candidate) -> Judgement:
         """Judge one candidate. Never raises for the candidate's or the sandbox's sake."""
@@ -182,8 +195,8 @@ class Judge:
             raise _Reject(Status.reject, "bug_patch_does_not_apply")
         if with_gold and not sb.apply_patch(cand.gold_patch):
             raise _Reject(Status.reject, "gold_patch_does_not_apply")
-        run = self.toolchain.run_tests(sb, timeout=self.settings.timeout,
-                                       select=None if select is None else sorted(select))
+        run = self.runner.run_tests(sb, timeout=self.settings.timeout,
+                                    select=None if select is None else sorted(select))
         _infra_check(run, "gold" if with_gold else "broken")
         if with_gold and run.all_errored():
             raise RunInfraError("infra:all_tests_error",
@@ -212,24 +225,38 @@ class Judge:
         bug broke everything), else the infrastructure error."""
         sample = set(sorted(self.baseline.stable_passing())[:SANITY_TESTS])
         self.sandbox.reset()
-        clean = self.toolchain.run_tests(self.sandbox, timeout=self.settings.timeout, select=sample)
+        clean = self.runner.run_tests(self.sandbox, timeout=self.settings.timeout, select=sample)
         if not clean.trusted or not_passing(clean, sample):
             raise infra
         raise _Reject(Status.reject, reason, f"{detail}: {str(infra)[-300:]}")
 
     def restores_baseline(self, cand: Candidate) -> bool:
         """True when bug + gold patch give back exactly the baseline's tree: then the
-        baseline's K runs (every stable test passed in each) already are the oracle."""
+        baseline's K runs (every stable test passed in each) already are the oracle.
+
+        Called right after the broken run: the gold patch goes on top of that tree (what
+        the run left behind only makes the trees differ, which is the safe answer).
+        """
         if cand.test_patch.strip() or self.baseline.runs < self.settings.oracle_runs:
             return False
+        clean = self._clean_tree_status()
         sb = self.sandbox
-        sb.reset()
-        clean = sb.exec("git status --porcelain --untracked-files=all", timeout=60)
-        for patch, what in ((cand.bug_patch, "bug"), (cand.gold_patch, "gold")):
-            if not sb.apply_patch(patch):
-                raise _Reject(Status.reject, f"{what}_patch_does_not_apply")
-        after = sb.exec("git status --porcelain --untracked-files=all", timeout=60)
-        return clean.ok and after.ok and clean.stdout == after.stdout
+        if not sb.apply_patch(cand.gold_patch):  # the run changed a file the fix touches
+            sb.reset()
+            for patch, what in ((cand.bug_patch, "bug"), (cand.gold_patch, "gold")):
+                if not sb.apply_patch(patch):
+                    raise _Reject(Status.reject, f"{what}_patch_does_not_apply")
+        after = sb.exec(STATUS, timeout=60)
+        return clean is not None and after.ok and clean == after.stdout
+
+    def _clean_tree_status(self) -> str | None:
+        """``git status`` of the clean tree (once per judge; None if git failed)."""
+        if self._clean_status is None:
+            self.sandbox.reset()
+            res = self.sandbox.exec(STATUS, timeout=60)
+            self._clean_status = (res.ok, res.stdout)
+        ok, status = self._clean_status
+        return status if ok else None
 
     def _oracle(self, cand: Candidate, f2p: list[str], p2p: list[str]) -> str:
         """Check the gold state; says how ("baseline xK" when no test had to run again)."""

@@ -289,8 +289,9 @@ class DockerSandbox(Sandbox):
     provider = "docker"
 
     def __init__(self, client: docker.DockerClient, env: EnvImage, limits: Limits,
-                 labels: dict[str, str]) -> None:
+                 labels: dict[str, str], *, agent: bool = True) -> None:
         self.client, self.env, self.limits, self.labels = client, env, limits, labels
+        self.use_agent = agent
         self.container: Container | None = None
         self.broken = False
         self.closed = False
@@ -387,7 +388,7 @@ class DockerSandbox(Sandbox):
         """The running agent, started on first use; None where it cannot run here."""
         if self._agent is not None and not self._agent.closed:
             return self._agent
-        if self._agent_failed:
+        if self._agent_failed or not self.use_agent:
             return None
         cid = self.container_id
         source = resources.files("repogym.sandboxes").joinpath("agent.py").read_text()
@@ -711,11 +712,15 @@ class DockerProvider(SandboxProvider):
         client: a ``docker.DockerClient``; default one from the environment.
         namespace: when set, every container and image made here is also labelled
             ``repogym.namespace=<namespace>`` and :meth:`cleanup` only removes those.
+        agent: run sandbox commands through the in-container agent (default); False makes
+            every command its own ``docker exec`` (for comparisons, or an engine where the
+            agent cannot run).
     """
 
     def __init__(self, settings: Settings | None = None, client: docker.DockerClient | None = None,
-                 *, namespace: str | None = None) -> None:
+                 *, namespace: str | None = None, agent: bool = True) -> None:
         self.settings = settings or Settings()
+        self.agent = agent
         try:
             self.client: docker.DockerClient = docker_client(client)
         except ImageBuildError as exc:
@@ -805,7 +810,7 @@ class DockerProvider(SandboxProvider):
     def open(self, env: EnvImage, limits: Limits | None = None) -> DockerSandbox:
         """Start a sandbox container on ``env`` (see base)."""
         sandbox = DockerSandbox(self.client, env, limits or self.default_limits(),
-                                self.labels("sandbox"))
+                                self.labels("sandbox"), agent=self.agent)
         sandbox.start()
         return sandbox
 

@@ -42,6 +42,7 @@ from typing import IO
 from repogym.config import Settings
 from repogym.errors import ImageBuildError, InstallError, SandboxError
 from repogym.sandboxes.base import ExecResult, Limits, Sandbox, SandboxProvider, as_shell
+from repogym.sandboxes.channel import Channel, popen_channel
 from repogym.schemas.records import EnvImage, EnvSpec
 
 MARKER = ".repogym-complete"
@@ -207,6 +208,7 @@ class LocalSandbox(Sandbox):
         self.scratch = self.root / "scratch"
         self.marker = f"{ENV_VAR}={self.root}"
         self._groups: set[int] = set()
+        self._spawned: list[Channel] = []
         self.closed = False
 
     @property
@@ -224,6 +226,24 @@ class LocalSandbox(Sandbox):
         """A fresh, unguessable path in the env's scratch directory (emptied on reset)."""
         return str(self.scratch / f"rg-{secrets.token_hex(16)}{suffix}")
 
+    def _env(self, env: dict[str, str] | None) -> dict[str, str]:
+        tmp = self.scratch / "tmp"
+        tmp.mkdir(parents=True, exist_ok=True)
+        name, value = self.marker.split("=", 1)
+        return host_env(self.root / "venv", {"TMPDIR": str(tmp), name: value, **(env or {})})
+
+    def spawn(self, argv: Sequence[str], *, tag: str, env: dict[str, str] | None = None,
+              workdir: str | None = None) -> Channel:
+        """Start a long-lived process in the repo, in its own session; see base."""
+        self._check_open()
+        try:
+            channel = popen_channel(argv, tag=tag, env=self._env(env),
+                                    cwd=str(self._path(workdir or ".")), start_new_session=True)
+        except OSError as exc:
+            raise SandboxError(f"cannot start {argv[0]}: {exc}") from exc
+        self._spawned.append(channel)
+        return channel
+
     def exec(
         self,
         cmd: str | Sequence[str],
@@ -235,10 +255,7 @@ class LocalSandbox(Sandbox):
     ) -> ExecResult:
         """Run ``bash -c`` in the repo (``user`` is ignored); see base."""
         self._check_open()
-        tmp = self.scratch / "tmp"
-        tmp.mkdir(parents=True, exist_ok=True)
-        name, value = self.marker.split("=", 1)
-        full_env = host_env(self.root / "venv", {"TMPDIR": str(tmp), name: value, **(env or {})})
+        full_env = self._env(env)
         return run_local(as_shell(cmd), cwd=self._path(workdir or "."), env=full_env,
                          timeout=timeout, memory_mb=self.limits.memory_mb,
                          output_bytes=self.limits.output_bytes, on_start=self._groups.add)
@@ -265,14 +282,21 @@ class LocalSandbox(Sandbox):
         except OSError as exc:
             raise SandboxError(f"cannot read {path}: {exc}") from exc
 
-    def kill_processes(self) -> None:
+    def kill_processes(self, spare_spawned: bool = False) -> None:
         """Kill every process this env's sandboxes started (process groups, then any
-        process still carrying the env's marker, e.g. one that called ``setsid``)."""
+        process still carrying the env's marker, e.g. one that called ``setsid``); with
+        ``spare_spawned``, not the live processes :meth:`spawn` started."""
+        self._spawned = [c for c in self._spawned if not c.closed]
+        keep = {c.pid for c in self._spawned if c.pid} if spare_spawned else set()
+        if not spare_spawned:
+            for channel in self._spawned:
+                channel.close()
         for pgid in self._groups:
             _killpg(pgid)
         self._groups.clear()
         deadline = time.monotonic() + 2.0
-        while (pids := _marked_pids(self.marker.encode())) and time.monotonic() < deadline:
+        while ((pids := set(_marked_pids(self.marker.encode())) - keep)
+               and time.monotonic() < deadline):
             for pid in pids:
                 try:
                     os.kill(pid, signal.SIGKILL)
@@ -284,11 +308,11 @@ class LocalSandbox(Sandbox):
         """Kill stray processes, ``git reset --hard`` to the env's commit (or ``commit``),
         ``git clean -ffdx``, restore the post-install snapshot, empty the scratch directory."""
         self._check_open()
-        self.kill_processes()
+        self.kill_processes(spare_spawned=True)
         try:
             restore_repo(self.root, commit)
             shutil.rmtree(self.scratch, ignore_errors=True)
-            self.scratch.mkdir()
+            (self.scratch / "tmp").mkdir(parents=True)  # TMPDIR of the spawned processes
         except (OSError, subprocess.CalledProcessError, tarfile.TarError) as exc:
             raise SandboxError(f"cannot reset {self.repo_dir}: {exc}") from exc
 

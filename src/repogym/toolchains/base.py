@@ -9,11 +9,19 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from pathlib import Path
-from typing import ClassVar, Sequence
+from typing import ClassVar, Protocol, Sequence
 
 from repogym.registry import Registry
 from repogym.sandboxes.base import Sandbox
 from repogym.schemas.records import Checkout, CoverageMap, EnvSpec, TestRun
+
+
+class TestRunner(Protocol):
+    """Anything that runs a sandbox's tests like :meth:`Toolchain.run_tests` does."""
+
+    def run_tests(
+        self, sandbox: Sandbox, *, timeout: float, select: Sequence[str] | None = None
+    ) -> TestRun: ...
 
 
 class Toolchain(ABC):
@@ -48,6 +56,12 @@ class Toolchain(ABC):
             SandboxError: the sandbox broke.
         """
 
+    def warm_runner(self, sandbox: Sandbox) -> TestRunner | None:
+        """A faster runner for many runs in one sandbox (a warm process reused across runs),
+        or None when the toolchain has none. It must give the same outcomes as
+        :meth:`run_tests`; it is for the judge's own candidates, while grading a policy's
+        patch always runs fresh."""
+        return None
 
     def coverage(self, sandbox: Sandbox, *, timeout: float,
                  select: Sequence[str] | None = None) -> CoverageMap | None:

@@ -43,7 +43,7 @@ from repogym.errors import NoTestsError, TestRunError
 from repogym.sandboxes.base import Sandbox
 from repogym.schemas.records import (Checkout, CoverageMap, EnvSpec, Outcome, TestResult,
                                      TestRun)
-from repogym.toolchains.base import TOOLCHAINS, Toolchain
+from repogym.toolchains.base import TOOLCHAINS, TestRunner, Toolchain
 
 RECIPE_VERSION = "py-3"
 TEST_EXTRAS = ("test", "tests", "testing", "dev")
@@ -257,6 +257,12 @@ class PythonToolchain(Toolchain):
         run, _ = self._pytest(sandbox, timeout=timeout, select=select)
         return run
 
+    def warm_runner(self, sandbox: Sandbox) -> TestRunner:
+        """A forking pytest server in ``sandbox`` (see :mod:`repogym.toolchains.warm`)."""
+        from repogym.toolchains.warm import WarmPytest
+
+        return WarmPytest(self, sandbox)
+
     def coverage(self, sandbox: Sandbox, *, timeout: float,
                  select: Sequence[str] | None = None) -> CoverageMap:
         """One run under pytest-cov with per-test contexts: which tests execute which lines.
@@ -285,8 +291,7 @@ class PythonToolchain(Toolchain):
         sandbox.write_file(f"{scratch}/config.json", json.dumps(config))
         env = {"REPOGYM_PLUGIN_CONFIG": f"{scratch}/config.json", "PYTHONPATH": scratch,
                "PYTHONDONTWRITEBYTECODE": "1"}
-        cmd = (f"python -m pytest -p {module} -p no:cacheprovider "
-               "--continue-on-collection-errors -q -rN --color=no")
+        cmd = f"python -m pytest -p {module} {shlex.join(PYTEST_ARGS)}"
         if coverage:
             sandbox.write_file(f"{scratch}/coveragerc", COVERAGE_RC.format(data=f"{scratch}/.cov"))
             cmd += (f" --cov=. --cov-context=test --cov-config={scratch}/coveragerc"
@@ -299,6 +304,10 @@ class PythonToolchain(Toolchain):
         run = parse_report(raw, nonce=nonce, exit_code=result.exit_code,
                            duration=result.duration, timed_out=result.timed_out, log_tail=log)
         return run, (cov or None)
+
+
+PYTEST_ARGS = ("-p", "no:cacheprovider", "--continue-on-collection-errors", "-q", "-rN",
+               "--color=no")
 
 
 COVERAGE_RC = """[run]

@@ -1,0 +1,212 @@
+"""A warm pytest process that forks one child per test run (started by repogym's judge).
+
+Why: a fresh ``python -m pytest`` spends most of a short run starting the interpreter,
+importing pytest and the project's dependencies and collecting. This server does that once:
+it imports pytest, runs one collection of the whole suite (which imports every third-party
+module the tests use), then forgets every module that lives in the work tree. Each run
+forks; the child re-imports the project's code and tests *from disk* (so the files as they
+are now, with whatever patch was applied) and runs pytest with repogym's report plugin,
+exactly as a fresh run would, in its own session.
+
+When the test runner itself holds on to the project's code (the project is pytest, one of
+its dependencies, or a plugin it loads), forgetting the modules cannot work: the server
+answers ``warm: false`` and repogym runs fresh processes instead.
+
+Protocol (JSON lines; answers are ``"<tag> <json>"``, tag = ``argv[1]``)::
+
+    {"op": "start"} -> {"pid": N, "warm": bool, "why": str, "seconds": s, "forgot": n}
+    {"op": "run", "dir": scratch, "plugin": name, "source": text, "config": text,
+     "args": [...], "paths": [...], "env": {...}, "timeout": s}
+        -> {"exit_code": n, "timed_out": bool, "duration": s, "report": text, "log": text}
+
+``paths`` are test files to collect (only those that exist are passed to pytest).
+This file runs inside the sandbox with the standard library and pytest only.
+"""
+
+import json
+import os
+import shutil
+import signal
+import sys
+import time
+import types
+
+LOG_TAIL = 4000
+
+
+def _under(path, root):
+    try:
+        real = os.path.realpath(path)
+    except (TypeError, ValueError):
+        return False
+    return real == root or real.startswith(root + os.sep)
+
+
+def _project_modules(root):
+    names = set()
+    for name, module in list(sys.modules.items()):
+        files = [getattr(module, "__file__", None)] + list(getattr(module, "__path__", None) or [])
+        if any(f and _under(f, root) for f in files):
+            names.add(name)
+    return names
+
+
+def _holders(forgotten):
+    """Modules that stay loaded but refer to a forgotten one (or to something defined there)."""
+    held = []
+    for name, module in list(sys.modules.items()):
+        if name in forgotten or module is None:
+            continue
+        for value in list(vars(module).values()):
+            owner = value.__name__ if isinstance(value, types.ModuleType) else getattr(
+                value, "__module__", None)
+            if isinstance(owner, str) and owner in forgotten:
+                held.append("%s (uses %s)" % (name, owner))
+                break
+    return held
+
+
+def _quietly(fn):
+    """Run ``fn`` with fds 1 and 2 on /dev/null (fd 1 is the answer stream)."""
+    saved = os.dup(1), os.dup(2)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.dup2(devnull, 1)
+        os.dup2(devnull, 2)
+        return fn()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in (*saved, devnull):
+            os.close(fd)
+
+
+def op_start(req, root):
+    start = time.monotonic()
+    import pytest  # noqa: F401 - warmed here, used by every child
+
+    early = _project_modules(root)
+    if early:
+        return {"warm": False, "why": "the test runner imports the project: "
+                + ", ".join(sorted(early)[:5])}
+    args = ["--collect-only", "-q", "-p", "no:cacheprovider", "--continue-on-collection-errors"]
+    _quietly(lambda: pytest.main(args + list(req.get("args") or [])))
+    forgotten = _project_modules(root)
+    for name in forgotten:
+        del sys.modules[name]
+    held = _holders(forgotten)
+    if held:
+        return {"warm": False, "why": "loaded modules keep the project's code: "
+                + ", ".join(held[:5])}
+    return {"warm": True, "why": "", "seconds": time.monotonic() - start,
+            "forgot": len(forgotten)}
+
+
+def _child(req, root):
+    os.setsid()
+    log = os.open(os.path.join(req["dir"], "log"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    os.environ.update(req.get("env") or {})
+    sys.dont_write_bytecode = True
+    sys.path.insert(0, req["dir"])
+    os.chdir(root)
+    import pytest
+
+    paths = [p for p in req.get("paths") or [] if os.path.exists(p)]
+    code = 4
+    try:
+        code = int(pytest.main(list(req.get("args") or []) + ["-p", req["plugin"]] + paths))
+    except BaseException:  # noqa: BLE001 - the log tells the host what went wrong
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+def _wait(pid, timeout):
+    """Wait for ``pid``; kill its session at the deadline. (exit code, timed out)."""
+    deadline = time.monotonic() + timeout
+    delay = 0.001
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            code = os.waitstatus_to_exitcode(status)
+            return (128 - code if code < 0 else code), False
+        if time.monotonic() >= deadline:
+            _kill(pid)
+            os.waitpid(pid, 0)
+            return -9, True
+        time.sleep(delay)
+        delay = min(delay * 2, 0.01)
+
+
+def _kill(pgid):
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _tail(path):
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            fh.seek(max(fh.tell() - LOG_TAIL, 0))
+            return fh.read().decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def op_run(req, root):
+    os.makedirs(req["dir"], mode=0o700)
+    with open(os.path.join(req["dir"], req["plugin"] + ".py"), "w", encoding="utf-8") as fh:
+        fh.write(req["source"])
+    with open(os.path.join(req["dir"], "config.json"), "w", encoding="utf-8") as fh:
+        fh.write(req["config"])
+    start = time.monotonic()
+    sys.stdout.flush()
+    pid = os.fork()
+    if pid == 0:
+        _child(req, root)
+    code, timed_out = _wait(pid, float(req.get("timeout") or 600.0))
+    _kill(pid)  # what the run left behind in its session
+    answer = {"exit_code": code, "timed_out": timed_out, "duration": time.monotonic() - start,
+              "log": _tail(os.path.join(req["dir"], "log"))}
+    try:
+        with open(req["report"], encoding="utf-8", errors="replace") as fh:
+            answer["report"] = fh.read()
+    except OSError:
+        answer["report"] = ""
+    shutil.rmtree(req["dir"], ignore_errors=True)
+    return answer
+
+
+def main():
+    tag = sys.argv[1]
+    root = os.path.realpath(os.getcwd())
+    sys.path[0:0] = [root]  # as `python -m pytest` has it
+    ops = {"start": op_start, "run": op_run}
+    for line in sys.stdin:
+        try:
+            req = json.loads(line)
+            answer = ops[req["op"]](req, root)
+        except Exception as exc:  # noqa: BLE001 - reported to the host, which falls back
+            answer = {"error": "%s: %s" % (type(exc).__name__, exc)}
+        if req.get("op") == "start":
+            answer["pid"] = os.getpid()
+        sys.stdout.write(tag + " " + json.dumps(answer) + "\n")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
