@@ -193,7 +193,7 @@ def env_commit_of(cand: Candidate) -> str:
 
 def judge_mined(provider: SandboxProvider, env: EnvImage, prepared: Prepared, base: Baseline,
                 cands: Sequence[Candidate], settings: Settings,
-                progress: Progress = _quiet) -> list[Judged]:
+                progress: Progress = _quiet, client: LLMClient | None = None) -> list[Judged]:
     """Judge mined candidates in the main env when their dependencies match it, else in an
     env built at their (newest) commit with those dependencies: content-addressed by the
     dependency fingerprint, so most commits share one."""
@@ -206,14 +206,14 @@ def judge_mined(provider: SandboxProvider, env: EnvImage, prepared: Prepared, ba
     out: list[Judged] = []
     for fp, group in groups.items():
         if fp == main:
-            out += judge_all(provider, env, prepared, base, group, settings, progress)
+            out += judge_all(provider, env, prepared, base, group, settings, progress, client)
             continue
         try:
             sub_env = _env_at(provider, prepared, env_commit_of(group[0]), settings)
         except RepogymError as exc:
             out += [_infra(c, env.ref, f"env for {env_commit_of(c)[:12]}: {exc}") for c in group]
             continue
-        out += judge_all(provider, sub_env, prepared, base, group, settings, progress)
+        out += judge_all(provider, sub_env, prepared, base, group, settings, progress, client)
     return out
 
 
@@ -374,7 +374,7 @@ def run_repo(spec: RepoSpec, settings: Settings, progress: Progress = _quiet,
     judged = judged_and_written(lambda: judge_all(provider, env, prepared, base, todo, settings,
                                                   progress, client, cov))
     judged += judged_and_written(lambda: judge_mined(provider, env, prepared, base, mined,
-                                                     settings, progress))
+                                                     settings, progress, client))
     combos = unseen(timer("combine", lambda: combine(prepared, settings, store, judged)), store)
     summary.candidates += len(combos)
     judged += judged_and_written(lambda: judge_all(provider, env, prepared, base, combos,

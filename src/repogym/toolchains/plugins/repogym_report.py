@@ -23,6 +23,8 @@ This file is copied into the sandbox as is; it must import nothing but the stdli
 import json
 import os
 
+import pytest
+
 _STREAM = None
 
 
@@ -71,9 +73,29 @@ def _emit(obj):
     _STREAM.flush()
 
 
+_MESSAGES = {}  # (nodeid, when) -> the exception's own text, taken before any formatting
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Keep the exception's text (``exconly``): with ``--tb=line`` pytest formats no
+    traceback (most of the cost of a failing test), yet the message stays complete."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed and call.excinfo is not None:
+        try:
+            _MESSAGES[(report.nodeid, report.when)] = call.excinfo.exconly()
+        except Exception:  # noqa: BLE001 - a broken __str__ must not break the report
+            pass
+
+
 def _message(report):
     if not report.failed:
         return ""
+    own = _MESSAGES.pop((report.nodeid, report.when), None)
+    if own is not None:
+        lines = [line.strip() for line in own.splitlines() if line.strip()]
+        return "\n".join(lines)[:2000]
     text = getattr(report, "longreprtext", "") or ""
     lines = [line[1:].strip() for line in text.splitlines() if line.startswith("E ")]
     if not lines:

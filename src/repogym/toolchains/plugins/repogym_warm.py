@@ -23,6 +23,7 @@ Protocol (JSON lines; answers are ``"<tag> <json>"``, tag = ``argv[1]``)::
 This file runs inside the sandbox with the standard library and pytest only.
 """
 
+import gc
 import json
 import os
 import shutil
@@ -102,6 +103,8 @@ def op_start(req, root):
     if held:
         return {"warm": False, "why": "loaded modules keep the project's code: "
                 + ", ".join(held[:5])}
+    gc.collect()
+    gc.freeze()  # children never scan (and so never copy) the server's objects
     return {"warm": True, "why": "", "seconds": time.monotonic() - start,
             "forgot": len(forgotten)}
 
