@@ -264,6 +264,7 @@ def test_judge_over_http_sends_the_prompt_and_caches_the_answer(
     assert (after.status, after.reason) == (Status.review, "llm_judge:unsolvable")
     (body,) = stub_server.requests
     assert body["model"] == "stub" and GOLD in prompt_of(body) and HIDDEN in prompt_of(body)
+    assert body["temperature"] == 0.0  # a grader: same task, same scores
     again = llm_judge(cand, accepted(cand), STATEMENT, stub_llm(stub_server, tmp_path))
     assert len(stub_server.requests) == 1 and again.evidence["llm_judge_cached"] == "true"
     assert again.status is Status.review

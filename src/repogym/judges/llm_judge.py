@@ -49,6 +49,7 @@ from repogym.schemas.records import Candidate, Record, Status, Verdict
 
 log = logging.getLogger(__name__)
 
+JUDGE_TEMPERATURE = 0.0  # a grader, not a generator: the same task gets the same scores
 PURPOSE = "llm_judge"
 EVIDENCE_ERROR = "llm_judge_error"
 REASON_UNCLEAR = "llm_judge:unclear"
@@ -303,7 +304,8 @@ def score_task(cand: Candidate, f2p: Sequence[str], statement: str,
             ``completion`` that was paid for) its answer is unusable.
         BudgetExceeded: the answer is not cached and the budget is spent.
     """
-    completion = client.complete(judge_prompt(cand, f2p, statement), purpose=PURPOSE, seed=0)
+    completion = client.complete(judge_prompt(cand, f2p, statement), purpose=PURPOSE, seed=0,
+                                 temperature=JUDGE_TEMPERATURE)
     try:
         answer = parse_answer(completion.text)
     except MalformedJudgeAnswer as exc:

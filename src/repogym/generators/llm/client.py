@@ -92,13 +92,15 @@ class LLMClient:
         """The cost of the uncached calls this client made so far."""
         return self._spent
 
-    def complete(self, messages: Messages, *, purpose: str, seed: int) -> Completion:
+    def complete(self, messages: Messages, *, purpose: str, seed: int,
+                 temperature: float | None = None) -> Completion:
         """The model's answer to ``messages``, from the cache when it was asked before.
 
         Args:
             messages: chat messages (``{"role": ..., "content": ...}``).
             purpose: what the answer is for (``"llm_rewrite"``...); part of the cache key.
             seed: sent to the model (where supported) and part of the cache key.
+            temperature: this call's sampling temperature (default: the settings').
 
         Raises:
             LLMError: no model is configured, the call failed or returned no text.
@@ -107,13 +109,14 @@ class LLMClient:
         if not self.enabled:
             raise LLMError("no LLM model configured (set REPOGYM_LLM_MODEL)")
         s = self.settings
-        key = cache_key(s.model, messages, temperature=s.temperature, max_tokens=s.max_tokens,
+        temp = s.temperature if temperature is None else temperature
+        key = cache_key(s.model, messages, temperature=temp, max_tokens=s.max_tokens,
                         purpose=purpose, seed=seed)
         hit = self.cache.get(key)
         if hit is not None:
             return Completion(text=hit.text, cost_usd=0.0, cached=True, model=hit.model)
         self._check_budget()
-        response = self._call(messages, seed)
+        response = self._call(messages, seed, temp)
         text, model = _answer_text(response), str(getattr(response, "model", "") or s.model)
         cost = self._cost(response)
         self._add(cost)
@@ -131,19 +134,19 @@ class LLMClient:
         with self._lock:
             self._spent += cost
 
-    def _call(self, messages: Messages, seed: int) -> Any:
+    def _call(self, messages: Messages, seed: int, temperature: float) -> Any:
         """One litellm.completion call; any failure becomes :class:`LLMError`."""
         litellm = _litellm(self.settings.local_cost_map)
         try:
-            return litellm.completion(**self._request(messages, seed))
+            return litellm.completion(**self._request(messages, seed, temperature))
         except Exception as exc:  # noqa: BLE001 - litellm's errors share no single base
             raise LLMError(f"{self.settings.model}: {type(exc).__name__}: {exc}") from exc
 
-    def _request(self, messages: Messages, seed: int) -> dict[str, Any]:
+    def _request(self, messages: Messages, seed: int, temperature: float) -> dict[str, Any]:
         s = self.settings
         request: dict[str, Any] = {
             "model": s.model, "messages": [dict(m) for m in messages],
-            "temperature": s.temperature, "max_tokens": s.max_tokens, "timeout": s.timeout,
+            "temperature": temperature, "max_tokens": s.max_tokens, "timeout": s.timeout,
             "seed": seed, "drop_params": True, "num_retries": s.num_retries}
         if s.base_url:
             request["api_base"] = s.base_url
