@@ -384,3 +384,38 @@ def test_reset_to_an_earlier_commit_and_back(sb: Sandbox) -> None:
 def test_reset_to_an_unknown_commit_raises(sb: Sandbox) -> None:
     with pytest.raises(SandboxError, match="no commit"):
         sb.reset(commit="0123456789abcdef0123456789abcdef01234567")
+
+
+ECHO_SERVER = (
+    "import json, os, sys\n"
+    "tag = sys.argv[1]\n"
+    "for line in sys.stdin:\n"
+    "    req = json.loads(line)\n"
+    "    print(tag, json.dumps({'pid': os.getpid(), 'echo': req.get('x'), 'cwd': os.getcwd()}),"
+    " flush=True)\n"
+)
+
+
+def test_spawned_process_answers_and_survives_reset(sb: Sandbox) -> None:
+    from repogym.sandboxes.channel import new_tag
+
+    tag = new_tag()
+    channel = sb.spawn(["python", "-u", "-c", ECHO_SERVER, tag], tag=tag)
+    answer = channel.request({"x": 41}, timeout=60)
+    assert answer["echo"] == 41 and answer["cwd"] == sb.repo_dir
+    channel.pid = answer["pid"]
+    sb.reset()
+    assert channel.request({"x": 42}, timeout=60)["echo"] == 42  # spared by reset
+    channel.close()
+    sb.reset()  # no longer spared
+    assert gone(sb, str(answer["pid"]))
+
+
+def test_spawned_process_that_dies_closes_its_channel(sb: Sandbox) -> None:
+    from repogym.sandboxes.channel import ChannelClosed, new_tag
+
+    tag = new_tag()
+    channel = sb.spawn(["python", "-c", "import sys; sys.stdin.readline()", tag], tag=tag)
+    with pytest.raises(ChannelClosed):
+        channel.request({"x": 1}, timeout=60)
+    channel.close()

@@ -86,14 +86,63 @@ def _quietly(fn):
             os.close(fd)
 
 
+def _memoize_compiles(root):
+    """Compile each (file, content) of the work tree once, in the server.
+
+    Children inherit the code objects: a module whose bytes are unchanged is not compiled
+    (or, for test files, assertion-rewritten) again; a patched one has other bytes and is
+    compiled anew. Keyed by a hash of the content, never by mtime (a same-size patch
+    applied within the second must not hit a stale entry).
+    """
+    import hashlib
+    import importlib._bootstrap_external as bootstrap
+
+    memo = {}
+
+    def key(path, data, extra):
+        return (path, hashlib.sha256(data).digest(), extra)
+
+    compile_source = bootstrap.SourceLoader.source_to_code
+
+    def source_to_code(self, data, path, *, _optimize=-1):
+        if not isinstance(path, str) or not _under(path, root):
+            return compile_source(self, data, path, _optimize=_optimize)
+        k = key(path, bytes(data), _optimize)
+        if k not in memo:
+            memo[k] = compile_source(self, data, path, _optimize=_optimize)
+        return memo[k]
+
+    bootstrap.SourceLoader.source_to_code = source_to_code
+    try:
+        import _pytest.assertion.rewrite as rewrite
+    except ImportError:
+        return
+    rewrite_test = getattr(rewrite, "_rewrite_test", None)
+    if rewrite_test is None:
+        return
+
+    def _rewrite_test(fn, config):
+        try:
+            k = key(str(fn), fn.read_bytes(), "pytest-rewrite")
+        except OSError:
+            return rewrite_test(fn, config)
+        if k not in memo:
+            memo[k] = rewrite_test(fn, config)
+        return memo[k]
+
+    rewrite._rewrite_test = _rewrite_test
+
+
 def op_start(req, root):
     start = time.monotonic()
+    sys.dont_write_bytecode = True  # no .pyc in the work tree (mtime-keyed: could go stale)
     import pytest  # noqa: F401 - warmed here, used by every child
 
     early = _project_modules(root)
     if early:
         return {"warm": False, "why": "the test runner imports the project: "
                 + ", ".join(sorted(early)[:5])}
+    _memoize_compiles(root)
     args = ["--collect-only", "-q", "-p", "no:cacheprovider", "--continue-on-collection-errors"]
     _quietly(lambda: pytest.main(args + list(req.get("args") or [])))
     forgotten = _project_modules(root)
