@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 
 from repogym.datasets.verify import GradingSpec, grade_in
 from repogym.errors import InfraError
-from repogym.generators.diffs import changed_lines
+from repogym.generators.diffs import changed_lines, reverse_diff
 from repogym.judges.probes import context_in, probe_patches, sample_probes
 from repogym.sandboxes.base import Sandbox
 from repogym.schemas.records import (Baseline, Candidate, CoverageMap, Status, TestRun,
@@ -82,6 +82,7 @@ class Judge:
     coverage: CoverageMap | None = None  # per-test coverage at the baseline's commit
     runner: TestRunner = field(init=False)
     _clean_status: tuple[bool, str] | None = field(default=None, init=False)
+    _bug_exact: bool = field(default=False, init=False)  # the last bug patch needed no fuzz
 
     def __post_init__(self) -> None:
         warm = self.toolchain.warm_runner(self.sandbox) if self.settings.warm else None
@@ -193,6 +194,7 @@ class Judge:
             raise _Reject(Status.reject, "test_patch_does_not_apply")
         if not sb.apply_patch(cand.bug_patch):
             raise _Reject(Status.reject, "bug_patch_does_not_apply")
+        self._bug_exact = sb.last_apply_exact
         if with_gold and not sb.apply_patch(cand.gold_patch):
             raise _Reject(Status.reject, "gold_patch_does_not_apply")
         run = self.runner.run_tests(sb, timeout=self.settings.timeout,
@@ -230,17 +232,22 @@ class Judge:
             raise infra
         raise _Reject(Status.reject, reason, f"{detail}: {str(infra)[-300:]}")
 
-    def restores_baseline(self, cand: Candidate) -> bool:
+    def restores_baseline(self, cand: Candidate, bug_applied_exactly: bool = False) -> bool:
         """True when bug + gold patch give back exactly the baseline's tree: then the
         baseline's K runs (every stable test passed in each) already are the oracle.
 
-        Called right after the broken run: the gold patch goes on top of that tree (what
-        the run left behind only makes the trees differ, which is the safe answer).
+        When the bug went in with plain ``git apply`` and the gold patch is its exact
+        reverse, that is so by construction. Otherwise it is checked right after the broken
+        run: the gold patch goes on top of that tree (what the run left behind only makes
+        the trees differ, which is the safe answer) and ``git status`` must match the clean
+        tree's.
         """
         if cand.test_patch.strip() or self.baseline.runs < self.settings.oracle_runs:
             return False
-        clean = self._clean_tree_status()
         sb = self.sandbox
+        if bug_applied_exactly and cand.gold_patch == reverse_diff(cand.bug_patch):
+            return True  # a diff applied exactly, then its exact reverse: the same tree
+        clean = self._clean_tree_status()
         if not sb.apply_patch(cand.gold_patch):  # the run changed a file the fix touches
             sb.reset()
             for patch, what in ((cand.bug_patch, "bug"), (cand.gold_patch, "gold")):
@@ -260,7 +267,7 @@ class Judge:
 
     def _oracle(self, cand: Candidate, f2p: list[str], p2p: list[str]) -> str:
         """Check the gold state; says how ("baseline xK" when no test had to run again)."""
-        if self.restores_baseline(cand):
+        if self.restores_baseline(cand, self._bug_exact):
             return f"baseline x{self.baseline.runs}"
         wanted = set(f2p) | set(p2p)
         for i in range(self.settings.oracle_runs):

@@ -153,8 +153,12 @@ class Sandbox(ABC):
         """A fresh, unguessable path outside the repository (for reports, patches)."""
         return f"/tmp/rg-{secrets.token_hex(16)}{suffix}"
 
+    last_apply_exact: bool = False  # the last apply_patch needed no fallback (exact context)
+
     def apply_patch(self, diff: str) -> bool:
         """Apply a unified diff to the working copy (``git apply``, then fallbacks).
+
+        Sets :attr:`last_apply_exact` when plain ``git apply`` took it (no fuzz, no recount).
 
         Returns:
             True when the patch applied (an empty patch applies trivially), else False
@@ -163,16 +167,20 @@ class Sandbox(ABC):
         Raises:
             SandboxError: the sandbox broke while applying.
         """
+        self.last_apply_exact = False
         if not diff.strip():
+            self.last_apply_exact = True
             return True
         if not diff.endswith("\n"):
             diff += "\n"
         path = self.scratch_path(".diff")
         self.write_file(path, diff)
-        # one exec: each fallback is checked, then applied; the patch file is always removed
-        tries = " || ".join(f"(git apply --check {f} {path} && git apply {f} {path})"
-                            for f in APPLY_FALLBACKS)
+        # one exec: each way in turn (``git apply`` changes nothing unless every hunk
+        # applies); it says which one worked; the patch file is always removed
+        tries = " || ".join(f"(git apply {f} {path} 2>/dev/null && echo rg-applied-{i})"
+                            for i, f in enumerate(APPLY_FALLBACKS))
         result = self.exec(f"{tries}; rc=$?; rm -f {path}; exit $rc", timeout=120)
+        self.last_apply_exact = result.ok and "rg-applied-0" in result.stdout
         return result.ok
 
     def spawn(self, argv: Sequence[str], *, tag: str, env: dict[str, str] | None = None,
