@@ -370,7 +370,7 @@ def main() -> None:
         per.append({"instance_id": c.instance_id, "mutator": c.mutator,
                     "ours": f"{a['status']} {a['reason']}".strip(), "ours_s": a["seconds"],
                     "baseline": b["reason"], "baseline_s": b["seconds"]})
-    cmd = (f"/tmp/venv/bin/python benchmarks/judge_throughput.py --sample {args.sample} "
+    cmd = (f".venv/bin/python benchmarks/judge_throughput.py --sample {args.sample} "
            f"--candidates {args.candidates} --out {args.out}"
            + (" --no-defaults" if args.no_defaults else "")
            + (" --no-mutmut" if args.no_mutmut else ""))
