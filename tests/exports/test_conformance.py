@@ -31,10 +31,13 @@ def load_swebench(out: Path) -> list[str]:
     for inst in instances:
         for key in ("instance_id", "repo", "base_commit", "patch", "test_patch",
                     "problem_statement", "FAIL_TO_PASS", "PASS_TO_PASS", "version",
-                    "created_at", "environment_setup_commit", "image_name", "eval_script"):
+                    "created_at", "environment_setup_commit", "image_name", "eval_script",
+                    "image", "log_parser", "eval_type"):
             assert key in inst, key
+        assert (out / "images" / inst["instance_id"] / "Dockerfile").is_file()
         assert isinstance(json.loads(inst["FAIL_TO_PASS"]), list)
         assert inst["eval_script"].startswith("#!/bin/bash")
+    assert (out / "build_images.sh").is_file()
     return [i["instance_id"] for i in instances]
 
 
