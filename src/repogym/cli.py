@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from repogym.commands.corpus import app as _corpus_app
 from repogym.commands.dataset import app as _dataset_app
 from repogym.commands.export import export as _export_command
 from repogym.commands.review import app as _review_app
@@ -28,6 +29,7 @@ base_app = typer.Typer(help="The base image sandboxes start from.", no_args_is_h
 app.add_typer(base_app, name="base-image")
 app.add_typer(_dataset_app, name="dataset", help="Snapshots, compaction and the manifest of the dataset.")
 app.add_typer(_review_app, name="review", help="The queue of tasks flagged for manual review.")
+app.add_typer(_corpus_app, name="corpus", help="The corpus file: the repositories to grow tasks from.")
 app.command("export")(_export_command)
 console = Console(stderr=True)
 GENERATORS = ("procedural", "mined", "llm_rewrite", "llm_modify")

@@ -1,0 +1,144 @@
+"""``repogym corpus ...``: edit and check the corpus file (see :mod:`repogym.corpus.config`).
+
+    repogym corpus add SOURCE [--name N] [--sample] [--branch B] [--commit C]
+                              [--generators a,b] [--max-candidates N] [--max-mined N]
+                              [--max-combined N] [--mine-last N] [--since D] [--range A..B]
+                              [--label L ...]
+    repogym corpus list [--json]
+    repogym corpus remove NAME
+    repogym corpus validate
+
+Every command takes ``--file PATH`` (default ``$REPOGYM_CORPUS``, else ``./corpus.toml``).
+``add`` creates the file if needed; a local SOURCE is stored as an absolute path. Results go
+to stdout; errors are one line ``error: ...`` on stderr, exit code 2 for bad input (an invalid
+file or entry) and 1 for anything else.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from pathlib import Path
+from typing import Any, Iterator, Optional
+
+import typer
+from rich.console import Console
+from rich.text import Text
+
+from repogym.corpus.config import CorpusConfig, default_corpus_path
+from repogym.errors import ConfigError, InputError, RepogymError
+from repogym.repos import is_url
+
+app = typer.Typer(help="corpus", no_args_is_help=True)
+
+FILE_OPTION = typer.Option(None, "--file", "-f",
+                           help="The corpus file (default: $REPOGYM_CORPUS or ./corpus.toml).")
+
+
+def _path(file: Optional[Path]) -> Path:
+    return file if file is not None else default_corpus_path()
+
+
+@contextlib.contextmanager
+def _errors(path: Path) -> Iterator[None]:
+    """A repogym or OS error as one line ``error: ...``; exit 2 for bad input, else 1."""
+    try:
+        yield
+    except RepogymError as exc:
+        raise _fail(str(exc), 2 if isinstance(exc, InputError) else 1) from None
+    except OSError as exc:
+        where = f" ({exc.filename})" if exc.filename and str(exc.filename) != str(path) else ""
+        raise _fail(f"{path}: cannot read or write: {exc.strerror or exc}{where}", 1) from None
+
+
+def _fail(message: str, code: int) -> typer.Exit:
+    first = message.splitlines()[0] if message else "failed"
+    Console(stderr=True).print(Text.assemble(("error:", "bold red"), " ", first),
+                               highlight=False, soft_wrap=True)
+    return typer.Exit(code)
+
+
+@app.command("add")
+def add(
+    source: str = typer.Argument(..., help="A git URL, a local repository path, or (with "
+                                           "--sample) a PyPI name [==VERSION]."),
+    name: Optional[str] = typer.Option(None, help="Unique name (default: from the source)."),
+    sample: bool = typer.Option(False, "--sample", help="SOURCE is a PyPI package's sdist."),
+    branch: Optional[str] = typer.Option(None, help="Branch to follow when no commit is pinned."),
+    commit: Optional[str] = typer.Option(None, help="Commit (or tag) to pin."),
+    generators: Optional[str] = typer.Option(None, help="Comma-separated generator names."),
+    max_candidates: Optional[int] = typer.Option(None, help="Synthetic candidates per generator."),
+    max_mined: Optional[int] = typer.Option(None, help="Mined candidates."),
+    max_combined: Optional[int] = typer.Option(None, help="Combinations of accepted bugs."),
+    mine_last: Optional[int] = typer.Option(None, help="Mine the last N commits."),
+    since: Optional[str] = typer.Option(None, help="Mine commits since this date."),
+    rev_range: Optional[str] = typer.Option(None, "--range", help="Mine commits in A..B."),
+    label: list[str] = typer.Option([], "--label", help="A label (repeatable)."),
+    file: Optional[Path] = FILE_OPTION,
+) -> None:
+    """Add a repository to the corpus file (created if missing)."""
+    raw = _entry_data(source, sample, name=name, branch=branch, commit=commit,
+                      generators=_split(generators), max_candidates=max_candidates,
+                      max_mined=max_mined, max_combined=max_combined, mine_last=mine_last,
+                      since=since, range=rev_range, labels=label or None)
+    path = _path(file)
+    with _errors(path):
+        config = CorpusConfig.edit(path, lambda c: c.add(raw))
+    added = config.entries()[-1]
+    typer.echo(f"added {added.name} ({added.sample or added.source}) to {path}")
+
+
+def _split(value: Optional[str]) -> Optional[list[str]]:
+    return None if value is None else [g.strip() for g in value.split(",") if g.strip()]
+
+
+def _entry_data(source: str, sample: bool, **keys: Any) -> dict[str, Any]:
+    """A ``[[repo]]`` table from the options given; a local path made absolute."""
+    data = {k: v for k, v in keys.items() if v is not None}
+    if sample:
+        data["sample"] = source
+    else:
+        data["source"] = source if is_url(source) else str(Path(source).expanduser().resolve())
+    return data
+
+
+@app.command("list")
+def list_(file: Optional[Path] = FILE_OPTION,
+          as_json: bool = typer.Option(False, "--json", help="One JSON array, defaults applied.")
+          ) -> None:
+    """List the repositories of the corpus, with the defaults applied."""
+    with _errors(_path(file)):
+        entries = CorpusConfig.load(_path(file), check_paths=False).entries()
+    if as_json:
+        typer.echo(json.dumps([e.to_data() for e in entries], indent=2))
+        return
+    if not entries:
+        Console(stderr=True).print(f"no repositories in {_path(file)}", highlight=False)
+        return
+    rows = [(e.name or "", e.sample and f"sample:{e.sample}" or e.source or "",
+             e.commit or (f"branch:{e.branch}" if e.branch else "HEAD"),
+             ",".join(e.generators or ["(all)"]), ",".join(e.labels)) for e in entries]
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    for row in rows:
+        typer.echo("  ".join(c.ljust(w) for c, w in zip(row, widths)) + "  " + row[4])
+
+
+@app.command("remove")
+def remove(name: str = typer.Argument(..., help="The repo's name (see `corpus list`)."),
+           file: Optional[Path] = FILE_OPTION) -> None:
+    """Remove a repository from the corpus file."""
+    path = _path(file)
+    with _errors(path):
+        if not path.exists():
+            raise ConfigError(f"{path}: no such corpus file")
+        config = CorpusConfig.edit(path, lambda c: c.remove(name))
+    typer.echo(f"removed {name} from {path} ({len(config.repos)} repo(s) left)")
+
+
+@app.command("validate")
+def validate(file: Optional[Path] = FILE_OPTION) -> None:
+    """Check the corpus file: keys, names, generators, budgets and that local paths exist."""
+    path = _path(file)
+    with _errors(path):
+        config = CorpusConfig.load(path)
+    typer.echo(f"{path}: valid, {len(config.repos)} repo(s): {', '.join(config.names())}")
