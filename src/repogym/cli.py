@@ -22,6 +22,7 @@ from repogym.commands.export import export as _export_command
 from repogym.commands.review import app as _review_app
 from repogym.config import Settings
 from repogym.errors import RepogymError
+from repogym.generators import GENERATOR_NAMES
 
 app = typer.Typer(help="Turn repositories into verifiable RL coding tasks.", no_args_is_help=True,
                   pretty_exceptions_enable=False)
@@ -32,7 +33,7 @@ app.add_typer(_review_app, name="review", help="The queue of tasks flagged for m
 app.add_typer(_corpus_app, name="corpus", help="The corpus file: the repositories to grow tasks from.")
 app.command("export")(_export_command)
 console = Console(stderr=True)
-GENERATORS = ("procedural", "mined", "llm_rewrite", "llm_modify")
+GENERATORS = GENERATOR_NAMES
 STAGES = ("clone", "env", "baseline", "coverage", "generate", "mine", "judge", "combine", "write")
 
 

@@ -15,7 +15,7 @@ Format (TOML; default ``corpus.toml`` in the working directory, or ``$REPOGYM_CO
     mine_last = 50                  # mining range: last N commits ...
     since = "2024-01-01"            # ... and/or committed since a date ...
     range = "v1.0..HEAD"            # ... and/or in a revision range (all that are set hold)
-    generators = ["mined"]          # a subset of repogym.cli.GENERATORS
+    generators = ["mined"]          # a subset of repogym.generators.GENERATOR_NAMES
     max_candidates = 10             # budgets: synthetic candidates per generator,
     max_mined = 10                  #   mined candidates,
     max_combined = 2                #   combinations of accepted bugs
@@ -73,10 +73,10 @@ def default_corpus_path() -> Path:
 
 
 def known_generators() -> tuple[str, ...]:
-    """The generator names a corpus may use (``repogym.cli.GENERATORS``)."""
-    from repogym.cli import GENERATORS  # late: the CLI imports this module
+    """The generator names a corpus may use (:data:`repogym.generators.GENERATOR_NAMES`)."""
+    from repogym.generators import GENERATOR_NAMES
 
-    return tuple(GENERATORS)
+    return GENERATOR_NAMES
 
 
 def _dedup(items: list[str]) -> list[str]:
