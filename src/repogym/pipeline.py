@@ -66,7 +66,9 @@ class RunSummary:
     repo: str
     commit: str = ""
     image: str = ""
+    image_reused: bool = False  # the env image existed (same content-addressed tag)
     candidates: int = 0
+    judged: int = 0  # candidates sent to the judge by this run
     skipped_seen: int = 0
     accepted: int = 0
     rejected: dict[str, int] = field(default_factory=dict)
@@ -193,10 +195,13 @@ def env_commit_of(cand: Candidate) -> str:
 
 def judge_mined(provider: SandboxProvider, env: EnvImage, prepared: Prepared, base: Baseline,
                 cands: Sequence[Candidate], settings: Settings,
-                progress: Progress = _quiet, client: LLMClient | None = None) -> list[Judged]:
+                progress: Progress = _quiet, client: LLMClient | None = None,
+                judge: "JudgeFn | None" = None) -> list[Judged]:
     """Judge mined candidates in the main env when their dependencies match it, else in an
     env built at their (newest) commit with those dependencies: content-addressed by the
-    dependency fingerprint, so most commits share one."""
+    dependency fingerprint, so most commits share one. ``judge`` judges a batch in one env
+    (default :func:`judge_all`)."""
+    judge = judge or judge_all
     repo_path = prepared.checkout.path
     main = dependency_fingerprint(repo_path, prepared.checkout.commit)
     groups: dict[str, list[Candidate]] = {}
@@ -206,14 +211,14 @@ def judge_mined(provider: SandboxProvider, env: EnvImage, prepared: Prepared, ba
     out: list[Judged] = []
     for fp, group in groups.items():
         if fp == main:
-            out += judge_all(provider, env, prepared, base, group, settings, progress, client)
+            out += judge(provider, env, prepared, base, group, settings, progress, client)
             continue
         try:
             sub_env = _env_at(provider, prepared, env_commit_of(group[0]), settings)
         except RepogymError as exc:
             out += [_infra(c, env.ref, f"env for {env_commit_of(c)[:12]}: {exc}") for c in group]
             continue
-        out += judge_all(provider, sub_env, prepared, base, group, settings, progress, client)
+        out += judge(provider, sub_env, prepared, base, group, settings, progress, client)
     return out
 
 
@@ -259,8 +264,10 @@ def judge_all(provider: SandboxProvider, env: EnvImage, prepared: Prepared, base
 
     ``settings.workers`` > 1 splits the candidates over that many sandboxes judged in
     parallel threads (providers whose envs allow one sandbox at a time use one worker).
-    Results keep the candidates' order.
+    Results keep the candidates' order. No candidate: no sandbox is opened.
     """
+    if not candidates:
+        return []
     jset = JudgeSettings(oracle_runs=settings.oracle_runs, timeout=settings.test_timeout,
                          probes=settings.probes, warm=settings.warm_runner)
     workers = max(1, min(settings.workers if provider.parallel else 1, len(candidates)))
@@ -288,6 +295,25 @@ def judge_all(provider: SandboxProvider, env: EnvImage, prepared: Prepared, base
             results = [r for part in pool.map(work, chunks) for r in part]
     progress("judge", len(candidates), len(candidates))
     return [j for _, j in sorted(results, key=lambda r: r[0])]
+
+
+# The signature of judge_all: (provider, env, prepared, baseline, candidates, settings,
+# progress, client, coverage) -> one Judged per candidate, in the candidates' order.
+JudgeFn = Callable[..., list[Judged]]
+BaselineFn = Callable[[SandboxProvider, EnvImage, Prepared, Settings], Baseline]
+
+
+@dataclass
+class Hooks:
+    """Replaceable steps of :func:`run_repo`, for callers that skip or move work.
+
+    ``baseline`` records (or fetches) the baseline of an env; ``judge`` judges a batch of
+    candidates with :func:`judge_all`'s signature and contract. The corpus flow replaces
+    them to reuse cached baselines and to judge on a Dask cluster.
+    """
+
+    baseline: BaselineFn = baseline_in
+    judge: JudgeFn = judge_all
 
 
 def judged_with_statement(cand: Candidate, verdict: Verdict, image: str,
@@ -344,20 +370,23 @@ def summarize(summary: RunSummary, judged: Sequence[Judged]) -> RunSummary:
 
 
 def run_repo(spec: RepoSpec, settings: Settings, progress: Progress = _quiet,
-             provider: SandboxProvider | None = None, runner: StageRunner = direct) -> RunSummary:
-    """All stages for one repository. ``runner`` executes each stage (Prefect in the flow).
+             provider: SandboxProvider | None = None, runner: StageRunner = direct,
+             hooks: Hooks | None = None) -> RunSummary:
+    """All stages for one repository. ``runner`` executes each stage (Prefect in the flow);
+    ``hooks`` replace the baseline and judge steps (default: record and judge here).
 
     Input and infrastructure errors propagate; the caller decides how to report them.
     """
     start = time.monotonic()
+    hooks = hooks or Hooks()
     provider = provider or provider_for(settings)
     summary = RunSummary(repo=spec.name or spec.source)
     timer = _Timer(summary, progress, runner)
     prepared = timer("clone", lambda: prepare(spec, settings))
     summary.repo, summary.commit = prepared.checkout.name, prepared.checkout.commit
     env = timer("env", lambda: build_env(provider, prepared, settings))
-    summary.image = env.ref
-    base = timer("baseline", lambda: baseline_in(provider, env, prepared, settings))
+    summary.image, summary.image_reused = env.ref, env.reused
+    base = timer("baseline", lambda: hooks.baseline(provider, env, prepared, settings))
     record_baseline_stats(summary, base)
     cov = timer("coverage", lambda: coverage_in(provider, env, prepared, base, settings))
     store = DatasetStore(settings.out)
@@ -371,14 +400,15 @@ def run_repo(spec: RepoSpec, settings: Settings, progress: Progress = _quiet,
         timer("write", lambda: store.write(batch))
         return batch
 
-    judged = judged_and_written(lambda: judge_all(provider, env, prepared, base, todo, settings,
-                                                  progress, client, cov))
+    judged = judged_and_written(lambda: hooks.judge(provider, env, prepared, base, todo, settings,
+                                                    progress, client, cov))
     judged += judged_and_written(lambda: judge_mined(provider, env, prepared, base, mined,
-                                                     settings, progress, client))
+                                                     settings, progress, client, hooks.judge))
     combos = unseen(timer("combine", lambda: combine(prepared, settings, store, judged)), store)
     summary.candidates += len(combos)
-    judged += judged_and_written(lambda: judge_all(provider, env, prepared, base, combos,
-                                                   settings, progress, client, cov))
+    judged += judged_and_written(lambda: hooks.judge(provider, env, prepared, base, combos,
+                                                     settings, progress, client, cov))
+    summary.judged = len(judged)
     summarize(summary, judged)
     summary.seconds = round(time.monotonic() - start, 2)
     return summary

@@ -24,12 +24,16 @@ TAGS = {"env": ["docker-build"], "baseline": ["docker"], "coverage": ["docker"],
         "judge": ["docker"]}
 
 
-def prefect_stage(stage: str, fn: Callable[[], T]) -> T:
+def prefect_stage(stage: str, fn: Callable[[], T], *, retries: int = 0,
+                  retry_if: Callable[[RepogymError], bool] | None = None,
+                  retry_delay: float = 0.0) -> T:
     """Run one stage as a Prefect task (no result caching: inputs hold live sandboxes).
 
     A RepogymError (bad input, failed install, broken sandbox) ends the task run as Failed
     with its one-line message, not as a crash with a traceback in the logs, and is raised
-    again here for the flow to report.
+    again here for the flow to report. With ``retries``, a failure for which ``retry_if``
+    holds (a transient one) is retried by Prefect up to that many times, ``retry_delay``
+    seconds apart; the last error is raised if every attempt failed.
     """
     caught: list[RepogymError] = []
 
@@ -40,11 +44,15 @@ def prefect_stage(stage: str, fn: Callable[[], T]) -> T:
             caught.append(exc)
             return Failed(message=one_line(exc))
 
+    def transient(_task: object, _run: object, _state: State) -> bool:
+        return bool(caught) and retry_if is not None and retry_if(caught[-1])
+
     t = task(body, name=stage, cache_policy=NO_CACHE, tags=TAGS.get(stage, []),
-             persist_result=False)
+             persist_result=False, retries=retries, retry_delay_seconds=retry_delay,
+             retry_condition_fn=transient if retries else None)
     state = t(return_state=True)
-    if caught:
-        raise caught[0]
+    if state.is_failed() and caught:
+        raise caught[-1]
     return state.result()  # type: ignore[no-any-return]
 
 

@@ -1,0 +1,159 @@
+"""Incremental state of a corpus: what each repository's earlier runs already did.
+
+Layout, under the data folder (``settings.out``)::
+
+    <out>/state/<repo>.json                       RepoState: one per repository
+    <out>/state/baselines/<repo>-<key16>.json     cached Baseline, keyed by image + commit
+
+``<repo>`` is the checkout name (``owner__repo`` or the folder name; already safe in paths).
+Every file is written to a ``.tmp-*`` sibling, fsynced, then renamed into place, so a reader
+sees the old file or the new one, never half of one.
+
+What the state is for (see :mod:`repogym.flows.corpus_flow`):
+
+* ``last_commit`` / ``image``: when a rerun finds the same commit and the same
+  content-addressed image tag, the image is reused (the provider sees the tag exists) and the
+  baseline is read from the cache instead of running the suite K times again.
+* ``judged_ids``: every candidate id that has a verdict on the task (accept, reject,
+  review). The dataset store is the authority for "already judged" (the pipeline's
+  :func:`~repogym.pipeline.unseen` reads it); the state keeps the same ids per repository so
+  a run's new work can be read off the state alone.
+* ``last_mined_commit``: the newest commit whose history the mined generator has walked.
+* ``runs``: the last few runs, with the evidence of what was reused.
+
+Baseline cache keys include the image tag (which hashes the commit, the base image and the
+install recipe), the commit, the number of runs and the timeout: any of them changing
+records a new baseline. An ``infra_error`` verdict is not a verdict on the task and is
+never recorded as judged, so the next run judges that candidate again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+from datetime import datetime
+from pathlib import Path
+from typing import Iterable
+
+from pydantic import Field, ValidationError
+
+from repogym.errors import DatasetError
+from repogym.schemas.records import Baseline, Record, short_hash, utcnow
+
+STATE_DIR = "state"
+BASELINES_DIR = "baselines"
+KEEP_RUNS = 20  # run records kept per repository
+
+
+class RunRecord(Record):
+    """What one run did for one repository, with the evidence of reuse."""
+
+    at: datetime = Field(default_factory=utcnow)
+    commit: str = ""
+    image: str = ""
+    image_reused: bool = False
+    baseline_cached: bool = False
+    candidates: int = 0
+    judged: int = 0
+    accepted: int = 0
+    error: str | None = None
+
+
+class RepoState(Record):
+    """Everything later runs need to know about a repository's earlier ones."""
+
+    repo: str
+    last_commit: str | None = None
+    last_mined_commit: str | None = None
+    image: str | None = None
+    judged_ids: tuple[str, ...] = ()
+    runs: tuple[RunRecord, ...] = ()
+
+    def with_run(self, run: RunRecord, judged: Iterable[str] = (),
+                 mined_up_to: str | None = None) -> "RepoState":
+        """This state after ``run``: a failed run (``run.error``) changes only the history."""
+        runs = (*self.runs, run)[-KEEP_RUNS:]
+        if run.error is not None:
+            return self.model_copy(update={"runs": runs})
+        return self.model_copy(update={
+            "last_commit": run.commit, "image": run.image, "runs": runs,
+            "last_mined_commit": mined_up_to or self.last_mined_commit,
+            "judged_ids": tuple(sorted(set(self.judged_ids) | set(judged)))})
+
+
+def _atomic_write_text(path: Path, text: str) -> None:
+    """Write ``path`` via a fsynced ``.tmp-*`` sibling and a rename."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".tmp-{secrets.token_hex(6)}-{path.name}")
+    try:
+        with open(tmp, "w") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+
+
+class StateStore:
+    """Per-repository state and cached baselines under ``<out>/state`` (module docstring)."""
+
+    def __init__(self, out: Path) -> None:
+        self.root = Path(out) / STATE_DIR
+
+    def path(self, repo: str) -> Path:
+        if not repo or "/" in repo or repo.startswith("."):
+            raise ValueError(f"not a repository name usable as a file name: {repo!r}")
+        return self.root / f"{repo}.json"
+
+    def load(self, repo: str) -> RepoState:
+        """The state of ``repo``; a fresh one if it never ran.
+
+        Raises:
+            DatasetError: the state file exists but is not valid (the message names it).
+        """
+        path = self.path(repo)
+        try:
+            return RepoState.model_validate_json(path.read_text())
+        except FileNotFoundError:
+            return RepoState(repo=repo)
+        except (ValidationError, ValueError) as exc:
+            raise DatasetError(f"{path}: not a valid repogym repository state ({exc}); "
+                               "delete it to start this repository afresh") from exc
+
+    def save(self, state: RepoState) -> None:
+        """Write the state atomically."""
+        _atomic_write_text(self.path(state.repo), state.model_dump_json(indent=2))
+
+    def repos(self) -> list[str]:
+        """Repositories with a state file, sorted."""
+        if not self.root.is_dir():
+            return []
+        return sorted(p.stem for p in self.root.glob("*.json") if not p.name.startswith("."))
+
+    # -- baselines -----------------------------------------------------------------------
+
+    @staticmethod
+    def baseline_key(image: str, commit: str, runs: int, timeout: float) -> str:
+        """The cache key of a baseline: everything its result depends on."""
+        return short_hash(image, commit, str(runs), repr(float(timeout)), n=16)
+
+    def baseline_path(self, repo: str, key: str) -> Path:
+        return self.root / BASELINES_DIR / f"{repo}-{key}.json"
+
+    def cached_baseline(self, repo: str, key: str) -> Baseline | None:
+        """The baseline recorded under ``key``, or None (a corrupt file counts as missing)."""
+        path = self.baseline_path(repo, key)
+        try:
+            return Baseline.model_validate_json(path.read_text())
+        except FileNotFoundError:
+            return None
+        except (ValidationError, ValueError, json.JSONDecodeError):
+            return None  # re-recorded by the caller, which overwrites the bad file
+
+    def put_baseline(self, repo: str, key: str, baseline: Baseline) -> None:
+        _atomic_write_text(self.baseline_path(repo, key), baseline.model_dump_json())

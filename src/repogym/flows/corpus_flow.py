@@ -1,0 +1,389 @@
+"""The corpus flow: every repository of a corpus, incrementally, one sub-flow per repository.
+
+    corpus_flow(jobs, settings, dask_address=None)
+      └─ repo (task, up to REPO_WORKERS at once)
+           └─ repogym-corpus-repo (sub-flow named after the repository)
+                clone (retried when a remote fails) -> env (retried when the engine fails;
+                IMAGE_BUILDS at a time) -> baseline (cached) -> coverage (cached) ->
+                generate -> mine -> judge -> write
+      └─ artifact "repogym-corpus": candidates, accepted, rejected by reason, yield per repo
+
+The work is :func:`repogym.pipeline.run_repo`; this module decides how it runs:
+
+* **Failure isolation.** A repository whose run raises (bad source, failed install, broken
+  sandbox, even a bug) ends its sub-flow as Failed and comes back as a ``failed``
+  :class:`RepoResult` with a one-line error; the other repositories finish.
+* **Incremental.** :mod:`repogym.corpus.state` keeps per repository the last commit, image,
+  mined commit and judged candidate ids. A rerun with nothing new reuses the
+  content-addressed image (the provider finds the tag), reads the baseline from the cache
+  (keyed by image + commit), reads per-test coverage from its cache (keyed by the env
+  digest), and judges nothing: every candidate id already has a verdict in the dataset
+  (``pipeline.unseen``). Only ``infra_error`` candidates are judged again.
+* **Retries.** Only transient failures are retried: a remote clone that failed, an image
+  build the engine broke (:class:`~repogym.errors.ImageBuildError` that is not an
+  :class:`~repogym.errors.InstallError`). Bad input and failed installs fail at once.
+* **Image builds.** At most :data:`IMAGE_BUILDS` env stages run at once in this process
+  (a semaphore), and env tasks carry the ``docker-build`` tag, so a Prefect tag concurrency
+  limit (``prefect concurrency-limit create docker-build 1``) bounds them across processes.
+* **Dask.** With ``dask_address``, each repository's sub-flow runs on
+  ``DaskTaskRunner(address=...)`` and every candidate is judged by a ``judge-candidate``
+  task on a Dask worker, in its own sandbox opened from the env image. Workers must reach
+  the same Docker engine (``DOCKER_HOST``) and data folder as the flow.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Callable, Sequence, TypeVar
+
+from prefect import flow, task
+from prefect.artifacts import create_markdown_artifact, create_table_artifact
+from prefect.cache_policies import NO_CACHE
+from prefect.states import Failed, State
+from prefect.task_runners import ThreadPoolTaskRunner
+
+from repogym.config import Settings
+from repogym.corpus.state import RepoState, RunRecord, StateStore
+from repogym.errors import (ImageBuildError, InfraError, InstallError, RepogymError,
+                            SourceError)
+from repogym.flows.repo_flow import one_line, prefect_stage
+from repogym.judges.judge import Judge, JudgeSettings
+from repogym.pipeline import (Hooks, JudgeFn, Prepared, RunSummary, StageRunner, baseline_in,
+                              judge_all, judged_with_statement, limits_for, llm_client,
+                              provider_for, run_repo)
+from repogym.repos import is_url, repo_name
+from repogym.sandboxes.base import SandboxProvider
+from repogym.schemas.records import (Baseline, Candidate, CoverageMap, EnvImage, Judged,
+                                     Record, RepoSpec, Status, Verdict)
+from repogym.toolchains import TOOLCHAINS
+
+T = TypeVar("T")
+
+REPO_WORKERS = 2  # repositories run at once
+IMAGE_BUILDS = threading.BoundedSemaphore(1)  # env stages at once, in this process
+RETRIES = {"clone": 2, "env": 2}
+RETRY_DELAY = 2.0  # seconds between attempts
+ARTIFACT_KEY = "repogym-corpus"
+
+# (repo, stage, done, total) for whoever started the flow (the CLI): not a flow parameter.
+CORPUS_PROGRESS: ContextVar[Callable[[str, str, int, int], None] | None] = ContextVar(
+    "repogym_corpus_progress", default=None)
+
+
+def progress_for(repo: str) -> Callable[[str, int, int], None] | None:
+    """The :data:`CORPUS_PROGRESS` callback bound to ``repo``, if one is set.
+
+    (Flow and task bodies reach the ContextVar only through this function: Dask pickles
+    the Prefect context, flow bodies included, and a ContextVar cannot be pickled.)
+    """
+    report = CORPUS_PROGRESS.get()
+    if report is None:
+        return None
+    return lambda stage, done, total: report(repo, stage, done, total)
+
+
+class RepoJob(Record):
+    """One repository of a corpus run: its name, where it is, the settings it runs with."""
+
+    name: str
+    spec: RepoSpec
+    settings: Settings
+
+    @classmethod
+    def of(cls, spec: RepoSpec, settings: Settings) -> "RepoJob":
+        """A job named as the pipeline names the checkout (``spec.name`` or from the source)."""
+        return cls(name=spec.name or repo_name(spec.source), spec=spec, settings=settings)
+
+
+class RepoStatus(str, Enum):
+    ok = "ok"
+    failed = "failed"
+
+
+class RepoResult(Record):
+    """How one repository's run ended, with the evidence of what was reused."""
+
+    name: str
+    status: RepoStatus
+    error: str | None = None
+    summary: RunSummary | None = None
+    baseline_cached: bool = False
+    judged_ids: tuple[str, ...] = ()  # candidates given a verdict by this run
+
+    @property
+    def image_reused(self) -> bool:
+        return bool(self.summary and self.summary.image_reused)
+
+
+class CorpusRun(Record):
+    """What one corpus run did, per repository (in the order of the jobs)."""
+
+    repos: tuple[RepoResult, ...]
+    seconds: float = 0.0
+    dask_address: str | None = None
+
+    def by_name(self) -> dict[str, RepoResult]:
+        return {r.name: r for r in self.repos}
+
+    @property
+    def failed(self) -> list[str]:
+        return [r.name for r in self.repos if r.status is RepoStatus.failed]
+
+
+# -- stages under Prefect --------------------------------------------------------------
+
+
+def transient(stage: str, spec: RepoSpec) -> Callable[[RepogymError], bool]:
+    """Which failures of ``stage`` are worth retrying (see the module docstring)."""
+    def check(exc: RepogymError) -> bool:
+        if stage == "clone":
+            return is_url(spec.source) and isinstance(exc, SourceError)
+        return isinstance(exc, ImageBuildError) and not isinstance(exc, InstallError)
+    return check
+
+
+def gated(fn: Callable[[], T]) -> Callable[[], T]:
+    """``fn`` run while holding one of the :data:`IMAGE_BUILDS` slots."""
+    def run() -> T:
+        with IMAGE_BUILDS:
+            return fn()
+    return run
+
+
+def corpus_stage(spec: RepoSpec, on_dask: bool) -> StageRunner:
+    """The stage runner of a corpus sub-flow: Prefect tasks with retries and the build gate.
+
+    On Dask the judge stage runs in the flow itself: its per-candidate tasks are the units
+    shipped to the workers.
+    """
+    def run(stage: str, fn: Callable[[], T]) -> T:
+        if stage == "judge" and on_dask:
+            return fn()
+        def as_task() -> T:
+            return prefect_stage(stage, fn, retries=RETRIES.get(stage, 0),
+                                 retry_if=transient(stage, spec), retry_delay=RETRY_DELAY)
+        # the slot is taken before the task starts: a task run waiting for one is not Running
+        return gated(as_task)() if stage == "env" else as_task()
+    return run
+
+
+@dataclass
+class CachedBaseline:
+    """The baseline hook: read from :class:`StateStore`'s cache, else record and cache."""
+
+    states: StateStore
+    hit: bool = False
+
+    def __call__(self, provider: SandboxProvider, env: EnvImage, prepared: Prepared,
+                 settings: Settings) -> Baseline:
+        repo, commit = prepared.checkout.name, prepared.checkout.commit
+        key = StateStore.baseline_key(env.ref, commit, settings.baseline_runs,
+                                      settings.test_timeout)
+        cached = self.states.cached_baseline(repo, key)
+        if cached is not None:
+            self.hit = True
+            return cached
+        base = baseline_in(provider, env, prepared, settings)
+        self.states.put_baseline(repo, key, base)
+        return base
+
+
+@dataclass
+class RecordingJudge:
+    """The judge hook: delegates to ``inner`` and keeps every Judged it returns."""
+
+    inner: JudgeFn
+    judged: list[Judged] = field(default_factory=list)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> list[Judged]:
+        out = self.inner(*args, **kwargs)
+        self.judged += out
+        return out
+
+    def decided_ids(self) -> tuple[str, ...]:
+        return tuple(sorted(j.candidate.instance_id for j in self.judged
+                            if j.verdict.status is not Status.infra_error))
+
+
+# -- judging on Dask -------------------------------------------------------------------
+
+
+class CandidateJob(Record):
+    """Everything a Dask worker needs to judge one candidate (no live objects)."""
+
+    settings: Settings
+    env: EnvImage
+    toolchain: str
+    baseline: Baseline
+    coverage: CoverageMap | None = None
+    candidate: Candidate
+
+
+@task(name="judge-candidate", cache_policy=NO_CACHE, persist_result=False, tags=["docker"])
+def judge_candidate(job: CandidateJob) -> Judged:
+    """Judge one candidate in a sandbox of its own, opened from the env image.
+
+    A sandbox that cannot be opened is an ``infra_error`` verdict (judged again next run).
+    """
+    settings, cand = job.settings, job.candidate
+    toolchain = TOOLCHAINS.get(job.toolchain)()
+    jset = JudgeSettings(oracle_runs=settings.oracle_runs, timeout=settings.test_timeout,
+                         probes=settings.probes, warm=settings.warm_runner)
+    try:
+        with provider_for(settings).open(job.env, limits_for(settings)) as sandbox:
+            verdict = Judge(sandbox, toolchain, job.baseline, jset, job.coverage).judge(cand).verdict
+    except InfraError as exc:
+        verdict = Verdict(instance_id=cand.instance_id, status=Status.infra_error,
+                          reason="infra:sandbox", detail=one_line(exc)[:2000])
+    return judged_with_statement(cand, verdict, job.env.ref, llm_client(settings))
+
+
+def judge_on_dask(provider: SandboxProvider, env: EnvImage, prepared: Prepared,
+                  baseline: Baseline, candidates: Sequence[Candidate], settings: Settings,
+                  progress: Callable[[str, int, int], None] | None = None,
+                  client: object = None, coverage: CoverageMap | None = None) -> list[Judged]:
+    """:func:`~repogym.pipeline.judge_all`'s contract, one ``judge-candidate`` task per
+    candidate on the flow's task runner (Dask); results in the candidates' order."""
+    futures = [judge_candidate.submit(CandidateJob(
+        settings=settings, env=env, toolchain=prepared.toolchain.name, baseline=baseline,
+        coverage=coverage, candidate=cand)) for cand in candidates]
+    out = []
+    for done, future in enumerate(futures, 1):
+        out.append(future.result())
+        if progress:
+            progress("judge", done, len(futures))
+    return out
+
+
+# -- one repository --------------------------------------------------------------------
+
+
+@flow(name="repogym-corpus-repo", persist_result=False, log_prints=True)
+def corpus_repo_flow(job: RepoJob, dask_address: str | None = None) -> RepoResult | State:
+    """One repository of the corpus, incrementally; Failed (one line) when it fails.
+
+    The repository's state is saved whether the run succeeds or fails.
+    """
+    states = StateStore(job.settings.out)
+    before = states.load(job.name)
+    baseline = CachedBaseline(states)
+    judge = RecordingJudge(judge_on_dask if dask_address else judge_all)
+    progress = progress_for(job.name)
+    try:
+        summary = run_repo(job.spec, job.settings, runner=corpus_stage(job.spec, bool(dask_address)),
+                           hooks=Hooks(baseline=baseline, judge=judge),
+                           **({"progress": progress} if progress else {}))
+    except RepogymError as exc:
+        error = one_line(exc)
+        error = error if job.name in error else f"{job.name}: {error}"
+        states.save(before.with_run(RunRecord(error=error)))
+        return Failed(message=error)
+    result = RepoResult(name=job.name, status=RepoStatus.ok, summary=summary,
+                        baseline_cached=baseline.hit, judged_ids=judge.decided_ids())
+    states.save(state_after(before, result, job.settings))
+    return result
+
+
+def state_after(before: RepoState, result: RepoResult, settings: Settings) -> RepoState:
+    """The repository's state once ``result`` (a successful run) is recorded."""
+    s = result.summary
+    assert s is not None
+    run = RunRecord(commit=s.commit, image=s.image, image_reused=s.image_reused,
+                    baseline_cached=result.baseline_cached, candidates=s.candidates,
+                    judged=s.judged, accepted=s.accepted)
+    mined = "mined" in settings.generators and settings.max_mined > 0
+    return before.with_run(run, result.judged_ids, mined_up_to=s.commit if mined else None)
+
+
+@task(name="repo", cache_policy=NO_CACHE, persist_result=False)
+def repo_task(job: RepoJob, dask_address: str | None) -> RepoResult:
+    """Run a repository's sub-flow and turn any way it can end into a :class:`RepoResult`."""
+    sub = corpus_repo_flow.with_options(flow_run_name=f"repo-{job.name}")
+    if dask_address:
+        from prefect_dask import DaskTaskRunner
+
+        sub = sub.with_options(task_runner=DaskTaskRunner(address=dask_address))
+    state = sub(job, dask_address, return_state=True)
+    if state.is_completed():
+        return state.result()  # type: ignore[no-any-return]
+    error = state.message or f"{job.name}: the run ended as {state.name}"
+    return RepoResult(name=job.name, status=RepoStatus.failed, error=error)
+
+
+# -- the corpus ------------------------------------------------------------------------
+
+
+@flow(name="repogym-corpus", persist_result=False, log_prints=True,
+      task_runner=ThreadPoolTaskRunner(max_workers=REPO_WORKERS))
+def corpus_flow(entries: Sequence[RepoJob], settings: Settings,
+                dask_address: str | None = None) -> CorpusRun:
+    """Run every repository (up to :data:`REPO_WORKERS` at once) and publish the summary.
+
+    Args:
+        entries: the repositories, each with its own settings (whose ``out`` should be
+            ``settings.out``: the dataset and the state live there).
+        settings: the corpus-wide settings (the data folder of the run).
+        dask_address: a Dask scheduler (``tcp://host:8786``) to judge candidates on.
+
+    Returns:
+        One :class:`RepoResult` per entry, in order; failed repositories included.
+    """
+    start = time.monotonic()
+    jobs = list(entries)
+    names = [j.name for j in jobs]
+    if len(set(names)) != len(names):
+        raise ValueError(f"repository names must be unique in a corpus run: {names}")
+    futures = [repo_task.submit(job, dask_address) for job in jobs]
+    run = CorpusRun(repos=tuple(f.result() for f in futures), dask_address=dask_address,
+                    seconds=round(time.monotonic() - start, 2))
+    publish(run)
+    return run
+
+
+def summary_rows(run: CorpusRun) -> list[dict[str, Any]]:
+    """One row per repository: the figures of the run's artifact."""
+    rows = []
+    for r in run.repos:
+        s = r.summary or RunSummary(repo=r.name)
+        rows.append({"repo": r.name, "status": r.status.value, "commit": s.commit[:12],
+                     "image_reused": r.image_reused, "baseline_cached": r.baseline_cached,
+                     "candidates": s.candidates, "judged": s.judged, "accepted": s.accepted,
+                     "rejected": ", ".join(f"{k}={v}" for k, v in s.rejected.items()),
+                     "yield": f"{s.yield_rate:.0%}", "error": r.error or ""})
+    return rows
+
+
+def markdown(run: CorpusRun) -> str:
+    """The run's summary as a Markdown table."""
+    rows = summary_rows(run)
+    head = ["repo", "status", "candidates", "judged", "accepted", "rejected", "yield", "error"]
+    lines = ["# repogym corpus run", "", f"{len(run.repos)} repositories, "
+             f"{len(run.failed)} failed, {run.seconds:.1f}s", "",
+             "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(str(row[h]).replace("|", "\\|") for h in head) + " |"
+              for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+def publish(run: CorpusRun) -> None:
+    """The run's Prefect artifacts: a table and a Markdown report under one key each."""
+    create_table_artifact(summary_rows(run), key=ARTIFACT_KEY,
+                          description="repogym corpus run: per repository")
+    create_markdown_artifact(markdown(run), key=f"{ARTIFACT_KEY}-report",
+                             description="repogym corpus run: report")
+
+
+def jobs_from_config(config: Any, base: Settings) -> list[RepoJob]:
+    """The jobs of a :class:`repogym.corpus.config.CorpusConfig`: each entry's spec and its
+    settings (``base`` with the entry's generators and budgets applied).
+
+    Raises:
+        SourceError: a ``sample`` entry's sdist cannot be fetched (samples are fetched here).
+    """
+    return [RepoJob(name=spec.name or repo_name(spec.source), spec=spec,
+                    settings=entry.settings(base))
+            for entry in config.entries() for spec in (entry.repo_spec(),)]
