@@ -17,6 +17,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from repogym.commands.corpus import app as _corpus_app
+from repogym.commands.corpus import serve as _corpus_serve
 from repogym.commands.dataset import app as _dataset_app
 from repogym.commands.export import export as _export_command
 from repogym.commands.review import app as _review_app
@@ -32,6 +33,7 @@ app.add_typer(_dataset_app, name="dataset", help="Snapshots, compaction and the 
 app.add_typer(_review_app, name="review", help="The queue of tasks flagged for manual review.")
 app.add_typer(_corpus_app, name="corpus", help="The corpus file: the repositories to grow tasks from.")
 app.command("export")(_export_command)
+app.command("serve")(_corpus_serve)
 console = Console(stderr=True)
 GENERATORS = GENERATOR_NAMES
 STAGES = ("clone", "env", "baseline", "coverage", "generate", "mine", "judge", "combine", "write")

@@ -142,3 +142,102 @@ def validate(file: Optional[Path] = FILE_OPTION) -> None:
     with _errors(path):
         config = CorpusConfig.load(path)
     typer.echo(f"{path}: valid, {len(config.repos)} repo(s): {', '.join(config.names())}")
+
+
+@app.command("run")
+def run(file: Optional[Path] = FILE_OPTION,
+        out: Optional[Path] = typer.Option(None, help="Data folder (default: REPOGYM_OUT)."),
+        dask: Optional[str] = typer.Option(None, "--dask", help="Judge candidates on this "
+                                           "Dask scheduler (tcp://host:8786).")) -> None:
+    """Run the corpus flow once over every repository of the corpus file.
+
+    Only new commits and unseen candidates are handled; a repository that fails is reported
+    and the others finish (exit code 1 when any failed).
+    """
+    from repogym.config import Settings
+    from repogym.flows.corpus_flow import CORPUS_PROGRESS, corpus_flow, jobs_from_config
+
+    path = _path(file)
+    settings = Settings()
+    if out is not None:
+        settings = settings.model_copy(update={"out": out})
+    with _errors(path):
+        jobs = jobs_from_config(CorpusConfig.load(path), settings)
+    if not jobs:
+        raise _fail(f"{path}: no repositories (add some with `repogym corpus add`)", 2)
+    with live_progress([j.name for j in jobs]) as report:
+        token = CORPUS_PROGRESS.set(report)
+        try:
+            result = corpus_flow(jobs, settings, dask)
+        finally:
+            CORPUS_PROGRESS.reset(token)
+    print_run(result)
+    if result.failed:
+        raise typer.Exit(1)
+
+
+@contextlib.contextmanager
+def live_progress(names: list[str]) -> Iterator[Any]:
+    """A progress bar per repository: its stage and how far that stage is."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    bar = Progress(TextColumn("{task.description}"), BarColumn(),
+                   TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
+                   console=Console(stderr=True))
+    rows = {n: bar.add_task(f"{n}: waiting", total=1) for n in names}
+
+    def report(repo: str, stage: str, done: int, total: int) -> None:
+        if repo in rows:
+            bar.update(rows[repo], description=f"{repo}: {stage}", completed=done,
+                       total=max(total, 1))
+
+    with bar:
+        yield report
+
+
+def print_run(result: Any) -> None:
+    """The run's per-repository table (the same figures as its Prefect artifact)."""
+    from rich.table import Table
+
+    from repogym.flows.corpus_flow import summary_rows
+
+    table = Table(title=f"corpus run: {len(result.repos)} repositories, "
+                        f"{len(result.failed)} failed, {result.seconds:.1f}s")
+    head = ["repo", "status", "candidates", "judged", "accepted", "yield", "rejected", "error"]
+    for h in head:
+        table.add_column(h)
+    for row in summary_rows(result):
+        table.add_row(*(Text(str(row[h])) for h in head))
+    Console().print(table)
+
+
+def serve(file: Optional[Path] = FILE_OPTION,
+          out: Optional[Path] = typer.Option(None, help="Data folder (default: REPOGYM_OUT)."),
+          cron: str = typer.Option("0 3 * * *", help="When to run (cron, UTC)."),
+          name: str = typer.Option("repogym-corpus", help="The deployment's name."),
+          dask: Optional[str] = typer.Option(None, "--dask", help="Dask scheduler address."),
+          register_only: bool = typer.Option(False, "--register-only",
+                                             help="Create the deployment and exit (a worker "
+                                                  "or another `serve` runs it).")) -> None:
+    """Register the corpus flow with a cron schedule and serve it (Prefect's `serve`).
+
+    Against a Prefect server set PREFECT_API_URL first; see docs/operations.md.
+    """
+    from repogym.config import Settings
+    from repogym.flows.corpus_flow import corpus_deployment
+
+    path = _path(file)
+    data = out if out is not None else Settings().out
+    with _errors(path):
+        CorpusConfig.load(path)  # fail now, not at 3 a.m.
+    try:
+        deployment = corpus_deployment(path, data, name=name, cron=cron, dask_address=dask)
+    except ValueError as exc:
+        raise _fail(f"--cron {cron!r}: {exc}", 2) from None
+    if register_only:
+        deployment_id = deployment.apply()
+        typer.echo(f"registered deployment {name} ({deployment_id}), schedule '{cron}'")
+        return
+    from prefect import serve as prefect_serve
+
+    prefect_serve(deployment)

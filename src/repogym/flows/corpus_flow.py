@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import threading
 import time
+from pathlib import Path
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from enum import Enum
@@ -387,3 +388,31 @@ def jobs_from_config(config: Any, base: Settings) -> list[RepoJob]:
     return [RepoJob(name=spec.name or repo_name(spec.source), spec=spec,
                     settings=entry.settings(base))
             for entry in config.entries() for spec in (entry.repo_spec(),)]
+
+
+@flow(name="repogym-scheduled-corpus", persist_result=False, log_prints=True)
+def scheduled_corpus(corpus_file: str, out: str, dask_address: str | None = None) -> CorpusRun:
+    """The corpus flow from plain parameters (what a deployment and its schedule can hold):
+    the corpus file is read at each run, so edits to it apply to the next scheduled run."""
+    from repogym.corpus.config import CorpusConfig
+
+    settings = Settings().model_copy(update={"out": Path(out)})
+    jobs = jobs_from_config(CorpusConfig.load(Path(corpus_file)), settings)
+    return corpus_flow(jobs, settings, dask_address)
+
+
+def corpus_deployment(corpus_file: Path, out: Path, *, name: str, cron: str,
+                      dask_address: str | None = None) -> Any:
+    """A Prefect deployment of :func:`scheduled_corpus` on a cron schedule (not yet applied).
+
+    Raises:
+        ValueError: ``cron`` is not a valid cron expression.
+    """
+    from prefect.client.schemas.schedules import CronSchedule
+
+    CronSchedule(cron=cron)  # validates
+    return scheduled_corpus.to_deployment(
+        name=name, cron=cron, parameters={"corpus_file": str(corpus_file.resolve()),
+                                          "out": str(out.resolve()),
+                                          "dask_address": dask_address},
+        description="repogym: grow the corpus from the repositories in the corpus file")
