@@ -232,6 +232,25 @@ def test_each_run_publishes_its_summary_artifact(runs):
     assert "| corpb | ok |" in report and "| missing | failed |" in report
 
 
+def test_each_repo_shows_live_progress_in_the_ui(runs):
+    """A progress artifact per repository, updated as its stages advance, ends at 100 %."""
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
+
+    async def fetch(key):
+        async with get_client() as client:
+            return await client.read_artifacts(
+                artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=[key])))
+
+    import asyncio
+
+    for repo in ("corpa", "corpb", "corpc"):
+        found = asyncio.run(fetch(f"repogym-progress-{repo}"))
+        assert found, repo
+        latest = max(found, key=lambda a: a.created)
+        assert float(latest.data) == 100.0 and repo in (latest.description or "")
+
+
 @pytest.mark.docker
 @pytest.mark.slow
 def test_env_stages_never_overlap(runs):

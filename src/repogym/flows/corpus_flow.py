@@ -33,6 +33,7 @@ The work is :func:`repogym.pipeline.run_repo`; this module decides how it runs:
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from pathlib import Path
@@ -42,7 +43,8 @@ from enum import Enum
 from typing import Any, Callable, Sequence, TypeVar
 
 from prefect import flow, task
-from prefect.artifacts import create_markdown_artifact, create_table_artifact
+from prefect.artifacts import (create_markdown_artifact, create_progress_artifact,
+                               create_table_artifact, update_progress_artifact)
 from prefect.cache_policies import NO_CACHE
 from prefect.states import Failed, State
 from prefect.task_runners import ThreadPoolTaskRunner
@@ -63,6 +65,7 @@ from repogym.schemas.records import (Baseline, Candidate, CoverageMap, EnvImage,
 from repogym.toolchains import TOOLCHAINS
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 REPO_WORKERS = 2  # repositories run at once
 IMAGE_BUILDS = threading.BoundedSemaphore(1)  # env stages at once, in this process
@@ -273,7 +276,7 @@ def corpus_repo_flow(job: RepoJob, dask_address: str | None = None) -> RepoResul
     before = states.load(job.name)
     baseline = CachedBaseline(states)
     judge = RecordingJudge(judge_on_dask if dask_address else judge_all)
-    progress = progress_for(job.name)
+    progress = ui_progress(job.name, progress_for(job.name))
     try:
         summary = run_repo(job.spec, job.settings, runner=corpus_stage(job.spec, bool(dask_address)),
                            hooks=Hooks(baseline=baseline, judge=judge),
@@ -287,6 +290,42 @@ def corpus_repo_flow(job: RepoJob, dask_address: str | None = None) -> RepoResul
                         baseline_cached=baseline.hit, judged_ids=judge.decided_ids())
     states.save(state_after(before, result, job.settings))
     return result
+
+
+PIPELINE_STAGES = ("clone", "env", "baseline", "coverage", "generate", "mine", "judge",
+                   "combine", "write")
+
+
+def ui_progress(repo: str, also: Callable[[str, int, int], None] | None
+                ) -> Callable[[str, int, int], None]:
+    """Live progress in the Prefect UI: a progress artifact per repository
+    (``repogym-progress-<repo>``) updated as stages advance, plus ``also`` (the CLI's bars).
+
+    The artifact is best effort: a failing update never fails the run.
+    """
+    key = "repogym-progress-" + "".join(c if c.isalnum() else "-" for c in repo.lower())
+    shown = {"id": None, "at": -1.0}
+    lock = threading.Lock()
+
+    def report(stage: str, done: int, total: int) -> None:
+        if also is not None:
+            also(stage, done, total)
+        index = PIPELINE_STAGES.index(stage) if stage in PIPELINE_STAGES else 0
+        percent = round(100.0 * (index + min(done / max(total, 1), 1.0)) / len(PIPELINE_STAGES), 1)
+        with lock:
+            if percent < shown["at"] + 5 and percent < 100:
+                return
+            shown["at"] = percent
+            text = f"{repo}: {stage} {done}/{total}"
+            try:
+                if shown["id"] is None:
+                    shown["id"] = create_progress_artifact(percent, key=key, description=text)
+                else:
+                    update_progress_artifact(shown["id"], percent, description=text)
+            except Exception as exc:  # noqa: BLE001 - the UI is a view, never a reason to fail
+                log.debug("progress artifact for %s not updated: %s", repo, exc)
+
+    return report
 
 
 def state_after(before: RepoState, result: RepoResult, settings: Settings) -> RepoState:
