@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 import typer
 from rich.console import Console, Group
@@ -149,11 +149,7 @@ def approve(
     dataset: Optional[Path] = typer.Option(None, help=DATASET_HELP),
 ) -> None:
     """Approve a flagged task: it is written to the dataset's tasks table as accepted."""
-    try:
-        with _queue(dataset) as queue:
-            item = queue.approve(instance_id, reviewer, note)
-    except RepogymError as exc:
-        raise _error(exc) from None
+    item = _decide(dataset, lambda queue: queue.approve(instance_id, reviewer, note))
     Console().print(Text(f"{item.instance_id}: approved by {item.reviewer}; added to tasks"))
 
 
@@ -165,12 +161,17 @@ def reject(
     dataset: Optional[Path] = typer.Option(None, help=DATASET_HELP),
 ) -> None:
     """Reject a flagged task: it stays out of the dataset, with who and why recorded."""
+    item = _decide(dataset, lambda queue: queue.reject(instance_id, reviewer, note))
+    Console().print(Text(f"{item.instance_id}: rejected by {item.reviewer}"))
+
+
+def _decide(dataset: Optional[Path], decision: Callable[[Any], Any]) -> Any:
+    """Run one decision on the queue; a repogym error becomes one ``error:`` line."""
     try:
         with _queue(dataset) as queue:
-            item = queue.reject(instance_id, reviewer, note)
+            return decision(queue)
     except RepogymError as exc:
         raise _error(exc) from None
-    Console().print(Text(f"{item.instance_id}: rejected by {item.reviewer}"))
 
 
 @app.command()

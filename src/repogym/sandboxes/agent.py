@@ -44,7 +44,7 @@ def _b64(data):
     return base64.b64encode(data).decode("ascii")
 
 
-class _Capped:
+class Capped:
     """Keeps the first and last ``limit // 2`` bytes of a stream and counts the rest."""
 
     def __init__(self, limit):
@@ -71,7 +71,7 @@ def _collect(proc, timeout, limit):
     Returns (stdout cap, stderr cap, timed_out, deadline). Once the command itself has
     exited, what is left of its session is killed and the pipes get a short grace to drain.
     """
-    caps = {proc.stdout.fileno(): _Capped(limit), proc.stderr.fileno(): _Capped(limit)}
+    caps = {proc.stdout.fileno(): Capped(limit), proc.stderr.fileno(): Capped(limit)}
     sel = selectors.DefaultSelector()
     for fd in caps:
         os.set_blocking(fd, False)

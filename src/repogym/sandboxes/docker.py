@@ -63,6 +63,7 @@ from docker.types import Ulimit
 
 from repogym.config import Settings
 from repogym.errors import ImageBuildError, InstallError, SandboxError
+from repogym.sandboxes.agent import Capped
 from repogym.sandboxes.base import ExecResult, Limits, Sandbox, SandboxProvider, as_shell
 from repogym.sandboxes.channel import (Channel, ChannelClosed, ChannelTimeout,
                                        docker_exec_channel, new_tag)
@@ -155,29 +156,12 @@ if [ -f {GUARD_PID} ]; then kill -USR1 "$(cat {GUARD_PID})" 2>/dev/null || true;
 """
 
 
-class _Capped:
-    """Keeps the first and last ``limit // 2`` bytes of a stream and counts the rest."""
-
-    def __init__(self, limit: int) -> None:
-        self.half = max(limit // 2, 1)
-        self.head = bytearray()
-        self.tail = bytearray()
-        self.dropped = 0
-
-    def add(self, data: bytes) -> None:
-        room = self.half - len(self.head)
-        if room > 0:
-            self.head += data[:room]
-            data = data[room:]
-        self.tail += data
-        excess = len(self.tail) - self.half
-        if excess > 0:
-            del self.tail[:excess]
-            self.dropped += excess
+class _Capped(Capped):
+    """:class:`repogym.sandboxes.agent.Capped` (first and last ``limit // 2`` bytes of a
+    stream), read back as text."""
 
     def text(self) -> str:
-        mid = f"\n[... {self.dropped} bytes dropped ...]\n".encode() if self.dropped else b""
-        return bytes(self.head + mid + self.tail).decode("utf-8", errors="replace")
+        return _capped_text(bytes(self.head), bytes(self.tail), self.dropped)
 
 
 @dataclass
@@ -282,7 +266,10 @@ def _exit_code(api: docker.APIClient, exec_id: str, pump: _Pump) -> int:
 
 def _uncap(parts: Sequence[Any]) -> str:
     """The agent's ``[head, tail, dropped]`` as text, like :meth:`_Capped.text`."""
-    head, tail, dropped = base64.b64decode(parts[0]), base64.b64decode(parts[1]), int(parts[2])
+    return _capped_text(base64.b64decode(parts[0]), base64.b64decode(parts[1]), int(parts[2]))
+
+
+def _capped_text(head: bytes, tail: bytes, dropped: int) -> str:
     mid = f"\n[... {dropped} bytes dropped ...]\n".encode() if dropped else b""
     return (head + mid + tail).decode("utf-8", errors="replace")
 

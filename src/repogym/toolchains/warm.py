@@ -16,6 +16,7 @@ starts next time). It is the judge's tool for its own candidates: grading a poli
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import secrets
@@ -36,7 +37,9 @@ START_TIMEOUT = 300.0  # importing and collecting a whole suite once
 HOST_GRACE = 10.0  # past a run's own timeout, before the server counts as hung
 
 
+@functools.lru_cache(maxsize=None)
 def _plugin(name: str) -> str:
+    """A plugin's source, read once per process (it is sent with every run)."""
     return resources.files("repogym.toolchains.plugins").joinpath(name).read_text()
 
 
