@@ -13,13 +13,14 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Callable, Sequence, TypeVar
+from typing import Callable, Collection, Sequence, TypeVar
 
 from repogym.baseline import record_baseline
 from repogym.config import Settings
 from repogym.datasets.store import DatasetStore
 from repogym.generators.combined import combined_candidates
-from repogym.generators.mined import CommitSelection, dependency_fingerprint, mine_candidates
+from repogym.generators.mined import (CommitSelection, MiningResult, dependency_fingerprint,
+                                      mine_candidates)
 from repogym.generators.llm import (LLMClient, LLMSettings, default_cache_dir, llm_statement,
                                    modify_candidates, rewrite_candidates)
 from repogym.generators.statements import leaks
@@ -77,6 +78,7 @@ class RunSummary:
     baseline_tests: int = 0
     baseline_passing: int = 0
     baseline_flaky: int = 0
+    baseline_misbehaving: int = 0  # passing tests kept out of tasks for their side effects
     stage_seconds: dict[str, float] = field(default_factory=dict)
     seconds: float = 0.0
     error: str | None = None
@@ -164,16 +166,32 @@ def generate(prepared: Prepared, settings: Settings, lines: dict[str, set[int]] 
     return out
 
 
+def mining_enabled(settings: Settings) -> bool:
+    """Whether the run mines history (the ``mined`` generator with a budget above 0)."""
+    return "mined" in settings.generators and settings.max_mined > 0
+
+
+def commit_selection(settings: Settings) -> CommitSelection:
+    """The commits the mined generator looks at (``--mine-last``, ``--since``, ``--range``)."""
+    return CommitSelection(last=settings.mine_last, since=settings.mine_since,
+                           rev_range=settings.mine_range)
+
+
 def mine(prepared: Prepared, settings: Settings, store: DatasetStore) -> list[Candidate]:
     """Fixes from history not judged before (their commits are remembered in the dataset)."""
-    if "mined" not in settings.generators or settings.max_mined == 0:
+    if not mining_enabled(settings):
         return []
     seen = mined_commits(store, prepared.checkout.name)
-    selection = CommitSelection(last=settings.mine_last, since=settings.mine_since,
-                                rev_range=settings.mine_range)
-    result = mine_candidates(prepared.checkout, prepared.toolchain, selection,
-                             seen_commits=seen, max_candidates=settings.max_mined)
-    return result.candidates
+    return mine_commits(prepared, settings, seen).candidates
+
+
+def mine_commits(prepared: Prepared, settings: Settings, seen: Collection[str],
+                 mined_up_to: str | None = None) -> MiningResult:
+    """One mining pass: the selection's commits (only those after ``mined_up_to`` when it is
+    an ancestor of the tip), less the ``seen`` ones, up to ``max_mined`` candidates."""
+    return mine_candidates(prepared.checkout, prepared.toolchain, commit_selection(settings),
+                           seen_commits=seen, max_candidates=settings.max_mined,
+                           mined_up_to=mined_up_to)
 
 
 def mined_commits(store: DatasetStore, repo: str) -> set[str]:
@@ -301,6 +319,7 @@ def judge_all(provider: SandboxProvider, env: EnvImage, prepared: Prepared, base
 # progress, client, coverage) -> one Judged per candidate, in the candidates' order.
 JudgeFn = Callable[..., list[Judged]]
 BaselineFn = Callable[[SandboxProvider, EnvImage, Prepared, Settings], Baseline]
+MineFn = Callable[[Prepared, Settings, DatasetStore], list[Candidate]]
 
 
 @dataclass
@@ -308,12 +327,14 @@ class Hooks:
     """Replaceable steps of :func:`run_repo`, for callers that skip or move work.
 
     ``baseline`` records (or fetches) the baseline of an env; ``judge`` judges a batch of
-    candidates with :func:`judge_all`'s signature and contract. The corpus flow replaces
-    them to reuse cached baselines and to judge on a Dask cluster.
+    candidates with :func:`judge_all`'s signature and contract; ``mine`` returns the mined
+    candidates (:func:`mine`'s contract). The corpus flow replaces them to reuse cached
+    baselines, to judge on a Dask cluster and to mine only the commits new since its last run.
     """
 
     baseline: BaselineFn = baseline_in
     judge: JudgeFn = judge_all
+    mine: MineFn = mine
 
 
 def judged_with_statement(cand: Candidate, verdict: Verdict, image: str,
@@ -393,7 +414,7 @@ def run_repo(spec: RepoSpec, settings: Settings, progress: Progress = _quiet,
     client = llm_client(settings)
     cands = timer("generate", lambda: generate(prepared, settings, target_lines(cov, base), client))
     todo = unseen(cands, store)
-    mined = unseen(timer("mine", lambda: mine(prepared, settings, store)), store)
+    mined = unseen(timer("mine", lambda: hooks.mine(prepared, settings, store)), store)
     summary.candidates, summary.skipped_seen = len(cands) + len(mined), len(cands) - len(todo)
     def judged_and_written(fn: Callable[[], list[Judged]]) -> list[Judged]:
         batch = timer("judge", fn)  # written per batch: a killed run keeps what it judged
@@ -418,6 +439,7 @@ def record_baseline_stats(summary: RunSummary, base: Baseline) -> None:
     summary.baseline_tests = len(base.outcomes)
     summary.baseline_passing = len(base.passing)
     summary.baseline_flaky = len(base.flaky)
+    summary.baseline_misbehaving = len(base.misbehaving)
 
 
 class _Timer:

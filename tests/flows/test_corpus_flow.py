@@ -7,6 +7,10 @@ not exist) through :func:`corpus_flow` three times, on Docker.
 3. A fix commit lands in one repository: the third run builds only that repository's new
    image and judges only that repository's new candidates (its mined fix included).
 
+Mining is incremental (run 1 walks each repository's history, run 2 walks nothing, run 3
+walks the one new commit) and the clone and mine stages are Prefect tasks cached by their
+inputs: a rerun with the same inputs finds them ``Cached``.
+
 Evidence is counted, not timed: the provider's ``build_env`` and ``open`` and the judge's
 ``judge`` are wrapped with counters (the flow runs in this process, in threads).
 Commits use fixed dates, so each repository's sha, hence its image tag, is the same in every
@@ -148,6 +152,10 @@ def test_first_run_judges_every_repo_and_isolates_the_missing_one(runs):
         assert by[name].summary.judged >= 1, by[name].summary
         assert states[name].judged_ids == by[name].judged_ids
         assert states[name].last_commit == by[name].summary.commit
+        mining = by[name].mining
+        assert (mining.scanned, mining.since, mining.up_to) == (1, None, by[name].summary.commit)
+        assert states[name].last_mined_commit == by[name].summary.commit
+        assert by[name].cached_stages == ()  # a fresh data folder: nothing cached yet
     assert sum(by[n].summary.accepted for n in REPOS) >= 2
     assert len(counted.judged) == sum(by[n].summary.judged for n in REPOS)
 
@@ -165,6 +173,9 @@ def test_second_run_rebuilds_nothing_opens_no_sandbox_and_judges_nothing(runs, c
         assert r.summary.image == first[name].summary.image
         assert r.summary.judged == 0 and r.judged_ids == ()
         assert r.summary.candidates == r.summary.skipped_seen > 0  # all seen before
+        assert (r.mining.scanned, r.mining.since) == (0, r.summary.commit)  # nothing new
+        assert r.cached_stages == ("clone",)  # mine: another start commit, another key
+        assert r.summary.commit == first[name].summary.commit
         state = runs[2][2][name]
         assert state.judged_ids == runs[1][2][name].judged_ids
         assert state.runs[-1].image_reused and state.runs[-1].baseline_cached
@@ -185,12 +196,17 @@ def test_third_run_judges_only_the_new_commit(runs, corpus):
     for name in ("corpa", "corpc"):
         assert by[name].summary.judged == 0 and by[name].image_reused and by[name].baseline_cached
         assert states[name].judged_ids == runs[2][2][name].judged_ids
+        assert by[name].cached_stages == ("clone", "mine")  # the same inputs as run 2
+        assert by[name].mining.scanned == 0
+    old_head = runs[2][2]["corpb"].last_commit
+    assert by["corpb"].cached_stages == ()  # a new commit: cloned and mined afresh
+    assert (by["corpb"].mining.scanned, by["corpb"].mining.since) == (1, old_head)
     assert not by["corpb"].baseline_cached  # new commit, new image: recorded afresh
     new_ids = set(states["corpb"].judged_ids) - set(runs[2][2]["corpb"].judged_ids)
     assert new_ids and new_ids == set(by["corpb"].judged_ids)
     assert Counter(counted.judged) == Counter(by["corpb"].judged_ids)  # each judged once
     store = DatasetStore(settings.out)
-    rows = {r.instance_id: r for r in store.rows("tasks") + store.rows("rejected")}
+    rows = {r.instance_id: r for r in store.judged_rows()}
     mined = [rows[i] for i in new_ids if rows[i].kind is CandidateKind.mined]
     assert [r.provenance["commit"] for r in mined] == [new_head]
     assert all(rows[i].repo == "corpb" for i in new_ids)
@@ -205,7 +221,7 @@ def test_third_run_judges_only_the_new_commit(runs, corpus):
 def test_dataset_has_no_duplicates_after_three_runs(runs, corpus):
     _, settings, _ = corpus
     store = DatasetStore(settings.out)
-    ids = [r.instance_id for r in store.rows("tasks") + store.rows("rejected")]
+    ids = [r.instance_id for r in store.judged_rows()]
     assert len(ids) == len(set(ids))
     judged = [i for n in (1, 2, 3) for r in runs[n][0].repos for i in r.judged_ids]
     assert len(judged) == len(set(judged))  # no candidate judged twice over the three runs
@@ -357,3 +373,11 @@ def test_baseline_key_changes_with_every_input():
     base = key("img:1", "c1", 3, 600)
     assert len({base, key("img:2", "c1", 3, 600), key("img:1", "c2", 3, 600),
                 key("img:1", "c1", 2, 600), key("img:1", "c1", 3, 60)}) == 5
+
+
+def test_baseline_key_changes_with_the_way_baselines_are_recorded(monkeypatch):
+    import repogym.baseline
+
+    before = StateStore.baseline_key("img:1", "c1", 3, 600)
+    monkeypatch.setattr(repogym.baseline, "baseline_format", lambda: "another plugin")
+    assert StateStore.baseline_key("img:1", "c1", 3, 600) != before

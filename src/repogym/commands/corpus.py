@@ -151,8 +151,9 @@ def run(file: Optional[Path] = FILE_OPTION,
                                            "Dask scheduler (tcp://host:8786).")) -> None:
     """Run the corpus flow once over every repository of the corpus file.
 
-    Only new commits and unseen candidates are handled; a repository that fails is reported
-    and the others finish (exit code 1 when any failed).
+    Only new commits and unseen candidates are handled; a repository that fails (a missing
+    path, a sample whose sdist cannot be fetched, a failed install...) is reported and the
+    others finish (exit code 1 when any failed).
     """
     from repogym.config import Settings
     from repogym.flows.corpus_flow import CORPUS_PROGRESS, corpus_flow, jobs_from_config
@@ -161,8 +162,8 @@ def run(file: Optional[Path] = FILE_OPTION,
     settings = Settings()
     if out is not None:
         settings = settings.model_copy(update={"out": out})
-    with _errors(path):
-        jobs = jobs_from_config(CorpusConfig.load(path), settings)
+    with _errors(path):  # local paths are checked by each repository's run, not here
+        jobs = jobs_from_config(CorpusConfig.load(path, check_paths=False), settings)
     if not jobs:
         raise _fail(f"{path}: no repositories (add some with `repogym corpus add`)", 2)
     with live_progress([j.name for j in jobs]) as report:
@@ -203,7 +204,8 @@ def print_run(result: Any) -> None:
 
     table = Table(title=f"corpus run: {len(result.repos)} repositories, "
                         f"{len(result.failed)} failed, {result.seconds:.1f}s")
-    head = ["repo", "status", "candidates", "judged", "accepted", "yield", "rejected", "error"]
+    head = ["repo", "status", "candidates", "judged", "accepted", "yield", "rejected", "mined",
+            "cached", "error"]
     for h in head:
         table.add_column(h)
     for row in summary_rows(result):

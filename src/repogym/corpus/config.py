@@ -55,7 +55,7 @@ from pydantic import (BaseModel, ConfigDict, Field, PrivateAttr, StrictInt, Stri
 from repogym.config import Settings
 from repogym.errors import ConfigError
 from repogym.repos import is_url, repo_name
-from repogym.schemas.records import RepoSpec
+from repogym.schemas.records import Record, RepoSpec
 
 DEFAULT_CORPUS_FILE = Path("corpus.toml")
 CORPUS_ENV = "REPOGYM_CORPUS"
@@ -198,14 +198,25 @@ class RepoEntry(RepoDefaults):
             return repo_name(self.source)
         return repo_name(str(_resolve(self.source, base_dir or Path.cwd())))
 
-    def repo_spec(self, samples_dir: Path | None = None) -> RepoSpec:
-        """What the pipeline clones: the source (a sample is fetched first), the pin, the name.
+    def source_spec(self) -> "RepoSpec | SampleSpec":
+        """Where the repository is, without fetching anything: a :class:`RepoSpec`, or for a
+        sample the :class:`SampleSpec` to fetch when the repository's run starts.
 
-        ``RepoSpec.commit`` is ``commit`` if pinned, else ``origin/<branch>`` (the branch's
-        head at clone time; :func:`repogym.repos.clone` fetches every branch as
-        ``origin/*``), else None (the source's HEAD). Call it on :meth:`CorpusConfig.entries`
-        (local paths absolute, names set); on a raw entry a relative path is taken from the
-        working directory.
+        ``commit`` is ``commit`` if pinned, else ``origin/<branch>`` (the branch's head at
+        clone time; :func:`repogym.repos.clone` fetches every branch as ``origin/*``), else
+        None (the source's HEAD). Call it on :meth:`CorpusConfig.entries` (local paths
+        absolute, names set); on a raw entry a relative path is taken from the working
+        directory.
+        """
+        commit = self.commit or (f"origin/{self.branch}" if self.branch else None)
+        if self.sample is not None:
+            return SampleSpec(requirement=self.sample, commit=commit, name=self.derived_name())
+        assert self.source is not None
+        source = str(_resolve(self.source, Path.cwd())) if self.is_local else self.source
+        return RepoSpec(source=source, commit=commit, name=self.derived_name())
+
+    def repo_spec(self, samples_dir: Path | None = None) -> RepoSpec:
+        """What the pipeline clones: :meth:`source_spec`, a sample fetched first.
 
         Args:
             samples_dir: where sample sdists are unpacked (default ``Settings().cache_dir /
@@ -214,18 +225,10 @@ class RepoEntry(RepoDefaults):
         Raises:
             SourceError: a sample's sdist cannot be downloaded or unpacked.
         """
-        commit = self.commit or (f"origin/{self.branch}" if self.branch else None)
-        if self.sample is not None:
-            from repogym.samples import sample_repo
-
-            m = SAMPLE_RE.match(self.sample)
-            assert m is not None
-            root = samples_dir or Settings().cache_dir / "samples"
-            path = sample_repo(m["name"], root, m["version"])
-            return RepoSpec(source=str(path), commit=commit, name=self.derived_name())
-        assert self.source is not None
-        source = str(_resolve(self.source, Path.cwd())) if self.is_local else self.source
-        return RepoSpec(source=source, commit=commit, name=self.derived_name())
+        spec = self.source_spec()
+        if isinstance(spec, SampleSpec):
+            return spec.fetch(samples_dir or Settings().cache_dir / "samples")
+        return spec
 
     def settings(self, base: Settings) -> Settings:
         """``base`` with this repo's generators, budgets and mining range (those set) applied."""
@@ -235,6 +238,47 @@ class RepoEntry(RepoDefaults):
             "max_combined": self.max_combined, "mine_last": self.mine_last,
             "mine_since": self.since, "mine_range": self.rev_range}
         return base.model_copy(update={k: v for k, v in update.items() if v is not None})
+
+
+class SampleSpec(Record):
+    """A repository made from a PyPI sdist (:func:`repogym.samples.sample_repo`) when its
+    run starts, so that a failed download fails that repository only.
+
+    Attributes:
+        requirement: ``NAME`` or ``NAME==VERSION``.
+        name: the repository's name in the corpus.
+        commit: a pin (as :attr:`RepoSpec.commit`); None for the sdist's one commit.
+    """
+
+    requirement: str
+    name: str
+    commit: str | None = None
+
+    @field_validator("requirement")
+    @classmethod
+    def _pypi_name(cls, value: str) -> str:
+        if not SAMPLE_RE.match(value):
+            raise ValueError(f"{value!r} is not a PyPI name (NAME or NAME==VERSION)")
+        return value
+
+    @property
+    def package(self) -> str:
+        return SAMPLE_RE.match(self.requirement)["name"]  # type: ignore[index]
+
+    @property
+    def version(self) -> str | None:
+        return SAMPLE_RE.match(self.requirement)["version"]  # type: ignore[index]
+
+    def fetch(self, samples_dir: Path) -> RepoSpec:
+        """The sdist as a git repository under ``samples_dir`` (reused when already there).
+
+        Raises:
+            SourceError: the sdist cannot be downloaded or unpacked.
+        """
+        from repogym.samples import sample_repo
+
+        path = sample_repo(self.package, samples_dir, self.version)
+        return RepoSpec(source=str(path), commit=self.commit, name=self.name)
 
 
 def _resolve(source: str, base_dir: Path) -> Path:

@@ -18,7 +18,13 @@ What the state is for (see :mod:`repogym.flows.corpus_flow`):
   review). The dataset store is the authority for "already judged" (the pipeline's
   :func:`~repogym.pipeline.unseen` reads it); the state keeps the same ids per repository so
   a run's new work can be read off the state alone.
-* ``last_mined_commit``: the newest commit whose history the mined generator has walked.
+* ``last_mined_commit`` / ``last_mined_selection``: the tip from which the mined generator
+  last walked the whole selection (its key: range, since, last), with every candidate it
+  found given a verdict. The next run with the same selection walks only
+  ``last_mined_commit..HEAD`` (a full walk when that commit is no longer an ancestor). A
+  walk cut short by the ``max_mined`` budget, or with a mined candidate left without a
+  verdict (``infra_error``), keeps the earlier value: the next run walks those commits again
+  (the judged ones are skipped as seen), so nothing is lost.
 * ``runs``: the last few runs, with the evidence of what was reused.
 
 Baseline cache keys include the image tag (which hashes the commit, the base image and the
@@ -39,6 +45,7 @@ from typing import Iterable
 
 from pydantic import Field, ValidationError
 
+from repogym import baseline
 from repogym.errors import DatasetError
 from repogym.schemas.records import Baseline, Record, short_hash, utcnow
 
@@ -58,6 +65,7 @@ class RunRecord(Record):
     candidates: int = 0
     judged: int = 0
     accepted: int = 0
+    mined_scanned: int | None = None  # commits the mined generator walked (None: no mining)
     error: str | None = None
 
 
@@ -67,20 +75,27 @@ class RepoState(Record):
     repo: str
     last_commit: str | None = None
     last_mined_commit: str | None = None
+    last_mined_selection: str | None = None
     image: str | None = None
     judged_ids: tuple[str, ...] = ()
     runs: tuple[RunRecord, ...] = ()
 
     def with_run(self, run: RunRecord, judged: Iterable[str] = (),
-                 mined_up_to: str | None = None) -> "RepoState":
-        """This state after ``run``: a failed run (``run.error``) changes only the history."""
+                 mined_up_to: str | None = None, mined_selection: str | None = None
+                 ) -> "RepoState":
+        """This state after ``run``: a failed run (``run.error``) changes only the history.
+
+        ``mined_up_to`` (with the key of the selection walked, ``mined_selection``) replaces
+        the last mined commit; ``None`` keeps the earlier one (module docstring).
+        """
         runs = (*self.runs, run)[-KEEP_RUNS:]
         if run.error is not None:
             return self.model_copy(update={"runs": runs})
-        return self.model_copy(update={
-            "last_commit": run.commit, "image": run.image, "runs": runs,
-            "last_mined_commit": mined_up_to or self.last_mined_commit,
-            "judged_ids": tuple(sorted(set(self.judged_ids) | set(judged)))})
+        update = {"last_commit": run.commit, "image": run.image, "runs": runs,
+                  "judged_ids": tuple(sorted(set(self.judged_ids) | set(judged)))}
+        if mined_up_to is not None:
+            update |= {"last_mined_commit": mined_up_to, "last_mined_selection": mined_selection}
+        return self.model_copy(update=update)
 
 
 def _atomic_write_text(path: Path, text: str) -> None:
@@ -139,8 +154,10 @@ class StateStore:
 
     @staticmethod
     def baseline_key(image: str, commit: str, runs: int, timeout: float) -> str:
-        """The cache key of a baseline: everything its result depends on."""
-        return short_hash(image, commit, str(runs), repr(float(timeout)), n=16)
+        """The cache key of a baseline: everything its result depends on (the way it is
+        recorded included, see :func:`repogym.baseline.baseline_format`)."""
+        return short_hash(image, commit, str(runs), repr(float(timeout)),
+                          baseline.baseline_format(), n=16)
 
     def baseline_path(self, repo: str, key: str) -> Path:
         return self.root / BASELINES_DIR / f"{repo}-{key}.json"

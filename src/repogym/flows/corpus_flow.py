@@ -3,22 +3,31 @@
     corpus_flow(jobs, settings, dask_address=None)
       └─ repo (task, up to REPO_WORKERS at once)
            └─ repogym-corpus-repo (sub-flow named after the repository)
-                clone (retried when a remote fails) -> env (retried when the engine fails;
+                resolve (a sample's sdist; Prefect-cached) -> clone (Prefect-cached;
+                retried when a remote fails) -> env (retried when the engine fails;
                 IMAGE_BUILDS at a time) -> baseline (cached) -> coverage (cached) ->
-                generate -> mine -> judge -> write
+                generate -> mine (new commits only; Prefect-cached) -> judge -> write
       └─ artifact "repogym-corpus": candidates, accepted, rejected by reason, yield per repo
 
 The work is :func:`repogym.pipeline.run_repo`; this module decides how it runs:
 
-* **Failure isolation.** A repository whose run raises (bad source, failed install, broken
-  sandbox, even a bug) ends its sub-flow as Failed and comes back as a ``failed``
-  :class:`RepoResult` with a one-line error; the other repositories finish.
+* **Failure isolation.** A repository whose run raises (bad source, a sample whose sdist
+  cannot be fetched, failed install, broken sandbox, even a bug) ends its sub-flow as Failed
+  and comes back as a ``failed`` :class:`RepoResult` with a one-line error; the other
+  repositories finish. Sources are resolved inside each sub-flow (:func:`jobs_from_config`
+  fetches nothing), so one bad entry never stops the others from starting.
 * **Incremental.** :mod:`repogym.corpus.state` keeps per repository the last commit, image,
   mined commit and judged candidate ids. A rerun with nothing new reuses the
   content-addressed image (the provider finds the tag), reads the baseline from the cache
   (keyed by image + commit), reads per-test coverage from its cache (keyed by the env
-  digest), and judges nothing: every candidate id already has a verdict in the dataset
+  digest), mines only the commits after the last mined one (:class:`IncrementalMiner`),
+  and judges nothing: every candidate id already has a verdict in the dataset
   (``pipeline.unseen``). Only ``infra_error`` candidates are judged again.
+* **Prefect caching.** The stages whose inputs are plain values (resolve, clone, mine) are
+  Prefect tasks cached by those inputs under ``<out>/prefect-results``
+  (:mod:`repogym.corpus.cache`): a rerun shows them as ``Cached`` and
+  :attr:`RepoResult.cached_stages` lists them. A cached clone whose folder is gone or moved
+  is cloned again.
 * **Retries.** Only transient failures are retried: a remote clone that failed, an image
   build the engine broke (:class:`~repogym.errors.ImageBuildError` that is not an
   :class:`~repogym.errors.InstallError`). Bad input and failed installs fail at once.
@@ -50,18 +59,24 @@ from prefect.states import Failed, State
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from repogym.config import Settings
+from repogym.corpus.cache import (cached_stage, checkout_intact, clone_key, git_folder_exists,
+                                  mine_key, resolve_key, results_dir, run_logger)
+from repogym.corpus.config import SampleSpec
 from repogym.corpus.state import RepoState, RunRecord, StateStore
+from repogym.datasets.store import DatasetStore
 from repogym.errors import (ImageBuildError, InfraError, InstallError, RepogymError,
                             SourceError)
 from repogym.flows.repo_flow import one_line, prefect_stage
 from repogym.judges.judge import Judge, JudgeSettings
+from repogym.generators.mined import MiningResult
 from repogym.pipeline import (Hooks, JudgeFn, Prepared, RunSummary, StageRunner, baseline_in,
-                              judge_all, judged_with_statement, limits_for, llm_client,
+                              commit_selection, judge_all, judged_with_statement, limits_for,
+                              llm_client, mine_commits, mined_commits, mining_enabled,
                               provider_for, run_repo)
 from repogym.repos import is_url, repo_name
 from repogym.sandboxes.base import SandboxProvider
 from repogym.schemas.records import (Baseline, Candidate, CoverageMap, EnvImage, Judged,
-                                     Record, RepoSpec, Status, Verdict)
+                                     Record, RepoSpec, Status, Verdict, short_hash)
 from repogym.toolchains import TOOLCHAINS
 
 T = TypeVar("T")
@@ -91,10 +106,14 @@ def progress_for(repo: str) -> Callable[[str, int, int], None] | None:
 
 
 class RepoJob(Record):
-    """One repository of a corpus run: its name, where it is, the settings it runs with."""
+    """One repository of a corpus run: its name, where it is, the settings it runs with.
+
+    ``spec`` is a :class:`RepoSpec`, or a :class:`~repogym.corpus.config.SampleSpec` whose
+    sdist the repository's own run fetches (its ``resolve`` stage).
+    """
 
     name: str
-    spec: RepoSpec
+    spec: RepoSpec | SampleSpec
     settings: Settings
 
     @classmethod
@@ -108,6 +127,28 @@ class RepoStatus(str, Enum):
     failed = "failed"
 
 
+class MiningReport(Record):
+    """What the mined generator walked in one corpus run.
+
+    Attributes:
+        scanned: commits looked at.
+        since: only the commits after this one were walked (None: the whole selection).
+        full_walk_reason: why the last mined commit could not be used (None: it could, or
+            there was none).
+        candidates: mined candidates found.
+        up_to: recorded as the last mined commit (None: the state keeps its earlier value:
+            the walk was cut by the budget, or a candidate it found has no verdict yet).
+        selection: the key of the commit selection walked (:func:`selection_key`).
+    """
+
+    scanned: int = 0
+    since: str | None = None
+    full_walk_reason: str | None = None
+    candidates: int = 0
+    up_to: str | None = None
+    selection: str = ""
+
+
 class RepoResult(Record):
     """How one repository's run ended, with the evidence of what was reused."""
 
@@ -117,6 +158,9 @@ class RepoResult(Record):
     summary: RunSummary | None = None
     baseline_cached: bool = False
     judged_ids: tuple[str, ...] = ()  # candidates given a verdict by this run
+    mining: MiningReport | None = None  # None: the run did not mine
+    cached_stages: tuple[str, ...] = ()  # stages whose Prefect task run was Cached
+    flow_run_id: str | None = None  # the repository's sub-flow run in Prefect
 
     @property
     def image_reused(self) -> bool:
@@ -158,21 +202,58 @@ def gated(fn: Callable[[], T]) -> Callable[[], T]:
     return run
 
 
-def corpus_stage(spec: RepoSpec, on_dask: bool) -> StageRunner:
+def corpus_stage(spec: RepoSpec, on_dask: bool, settings: Settings | None = None,
+                 cached: list[str] | None = None) -> StageRunner:
     """The stage runner of a corpus sub-flow: Prefect tasks with retries and the build gate.
 
     On Dask the judge stage runs in the flow itself: its per-candidate tasks are the units
-    shipped to the workers.
+    shipped to the workers. With ``settings``, the clone stage is cached by its inputs
+    (:func:`~repogym.corpus.cache.clone_key`; a checkout no longer at its commit is cloned
+    again), the mine stage runs in the flow (:class:`IncrementalMiner` makes its own task),
+    and ``cached`` collects the stages served from the cache.
     """
+    results = results_dir(settings) if settings is not None else None
+
     def run(stage: str, fn: Callable[[], T]) -> T:
-        if stage == "judge" and on_dask:
+        if (stage == "judge" and on_dask) or (stage == "mine" and results is not None):
             return fn()
+        retry = {"retries": RETRIES.get(stage, 0), "retry_if": transient(stage, spec),
+                 "retry_delay": RETRY_DELAY}
+
         def as_task() -> T:
-            return prefect_stage(stage, fn, retries=RETRIES.get(stage, 0),
-                                 retry_if=transient(stage, spec), retry_delay=RETRY_DELAY)
+            if stage != "clone" or settings is None:
+                return prefect_stage(stage, fn, **retry)
+            value, hit = cached_stage(stage, fn, key=clone_key(spec, settings), results=results,
+                                      valid=_intact, **retry)
+            if hit and cached is not None:
+                cached.append(stage)
+            return value
         # the slot is taken before the task starts: a task run waiting for one is not Running
         return gated(as_task)() if stage == "env" else as_task()
     return run
+
+
+def _intact(prepared: Prepared) -> bool:
+    return checkout_intact(prepared.checkout)
+
+
+def resolve_source(job: RepoJob, cached: list[str]) -> RepoSpec:
+    """The job's :class:`RepoSpec`; a sample's sdist is fetched here, in a ``resolve`` task
+    cached by the sample's requirement, pin and folder (redone if the folder is gone).
+
+    Raises:
+        SourceError: the sdist cannot be downloaded or unpacked.
+    """
+    if isinstance(job.spec, RepoSpec):
+        return job.spec
+    sample, folder = job.spec, job.settings.cache_dir / "samples"
+    spec, hit = cached_stage("resolve", lambda: sample.fetch(folder),
+                             key=resolve_key(sample.requirement, sample.commit, sample.name,
+                                             folder),
+                             results=results_dir(job.settings), valid=git_folder_exists)
+    if hit:
+        cached.append("resolve")
+    return spec
 
 
 @dataclass
@@ -194,6 +275,68 @@ class CachedBaseline:
         base = baseline_in(provider, env, prepared, settings)
         self.states.put_baseline(repo, key, base)
         return base
+
+
+def selection_key(settings: Settings) -> str:
+    """The key of the commits the mined generator looks at (range, since, last)."""
+    return short_hash(commit_selection(settings).model_dump_json(), n=16)
+
+
+@dataclass
+class IncrementalMiner:
+    """The mine hook: one ``mine`` task, cached by its inputs, that walks only the commits
+    after the repository's last mined commit (when the selection is the one walked then).
+
+    :meth:`report` then says what was walked and what the state may record as mined.
+    """
+
+    before: RepoState
+    results: Path | None = None
+    cached: list[str] = field(default_factory=list)
+    walk: MiningResult | None = None
+    selection: str = ""
+    reason: str | None = None  # why the last mined commit was not used (hook level)
+
+    def __call__(self, prepared: Prepared, settings: Settings,
+                 store: DatasetStore) -> list[Candidate]:
+        if not mining_enabled(settings):
+            return []
+        self.selection = selection_key(settings)
+        marker = self.before.last_mined_commit
+        if marker is not None and self.before.last_mined_selection != self.selection:
+            self.reason, marker = "the commit selection changed since the last mined commit", None
+        seen = mined_commits(store, prepared.checkout.name)
+        key = mine_key(prepared.checkout, prepared.toolchain.name, commit_selection(settings),
+                       settings.max_mined, marker, seen) if self.results else None
+        self.walk, hit = cached_stage(
+            "mine", lambda: mine_commits(prepared, settings, seen, marker), key=key,
+            results=self.results)
+        if hit:
+            self.cached.append("mine")
+        walked = f"after {marker[:12]}" if marker and self.walk.since else "(the whole selection)"
+        why = self.walk.full_walk_reason or self.reason
+        say = run_logger().warning if why else run_logger().info
+        say("%s: mined %d commit(s) %s%s", prepared.checkout.name, self.walk.scanned, walked,
+            f": {why}" if why else "")
+        return self.walk.candidates
+
+    def report(self, store: DatasetStore) -> MiningReport | None:
+        """What was walked (None: nothing), and the commit the state may record as mined: the
+        walk's tip when it reached the end of the selection and every candidate it found has
+        a verdict in the dataset; else None, and the next run walks those commits again."""
+        walk = self.walk
+        if walk is None:
+            return None
+        decided = store.instance_ids("tasks") | store.decided_ids("rejected")
+        pending = [c.provenance.get("commit", "")[:12] for c in walk.candidates
+                   if c.instance_id not in decided]
+        if pending:
+            run_logger().info("mined commits without a verdict (%s): they are walked again "
+                              "next run", ", ".join(pending))
+        return MiningReport(scanned=walk.scanned, since=walk.since,
+                            full_walk_reason=walk.full_walk_reason or self.reason,
+                            candidates=len(walk.candidates), selection=self.selection,
+                            up_to=None if pending else walk.mined_up_to)
 
 
 @dataclass
@@ -276,10 +419,14 @@ def corpus_repo_flow(job: RepoJob, dask_address: str | None = None) -> RepoResul
     before = states.load(job.name)
     baseline = CachedBaseline(states)
     judge = RecordingJudge(judge_on_dask if dask_address else judge_all)
+    cached: list[str] = []
+    miner = IncrementalMiner(before, results_dir(job.settings), cached)
     progress = ui_progress(job.name, progress_for(job.name))
     try:
-        summary = run_repo(job.spec, job.settings, runner=corpus_stage(job.spec, bool(dask_address)),
-                           hooks=Hooks(baseline=baseline, judge=judge),
+        spec = resolve_source(job, cached)
+        runner = corpus_stage(spec, bool(dask_address), job.settings, cached)
+        summary = run_repo(spec, job.settings, runner=runner,
+                           hooks=Hooks(baseline=baseline, judge=judge, mine=miner),
                            **({"progress": progress} if progress else {}))
     except RepogymError as exc:
         error = one_line(exc)
@@ -287,8 +434,10 @@ def corpus_repo_flow(job: RepoJob, dask_address: str | None = None) -> RepoResul
         states.save(before.with_run(RunRecord(error=error)))
         return Failed(message=error)
     result = RepoResult(name=job.name, status=RepoStatus.ok, summary=summary,
-                        baseline_cached=baseline.hit, judged_ids=judge.decided_ids())
-    states.save(state_after(before, result, job.settings))
+                        baseline_cached=baseline.hit, judged_ids=judge.decided_ids(),
+                        mining=miner.report(DatasetStore(job.settings.out)),
+                        cached_stages=tuple(cached), flow_run_id=_flow_run_id())
+    states.save(state_after(before, result))
     return result
 
 
@@ -328,15 +477,18 @@ def ui_progress(repo: str, also: Callable[[str, int, int], None] | None
     return report
 
 
-def state_after(before: RepoState, result: RepoResult, settings: Settings) -> RepoState:
-    """The repository's state once ``result`` (a successful run) is recorded."""
-    s = result.summary
+def state_after(before: RepoState, result: RepoResult) -> RepoState:
+    """The repository's state once ``result`` (a successful run) is recorded; the last
+    mined commit moves only as :meth:`IncrementalMiner.report` allows."""
+    s, mining = result.summary, result.mining
     assert s is not None
     run = RunRecord(commit=s.commit, image=s.image, image_reused=s.image_reused,
                     baseline_cached=result.baseline_cached, candidates=s.candidates,
-                    judged=s.judged, accepted=s.accepted)
-    mined = "mined" in settings.generators and settings.max_mined > 0
-    return before.with_run(run, result.judged_ids, mined_up_to=s.commit if mined else None)
+                    judged=s.judged, accepted=s.accepted,
+                    mined_scanned=mining.scanned if mining else None)
+    return before.with_run(run, result.judged_ids,
+                           mined_up_to=mining.up_to if mining else None,
+                           mined_selection=mining.selection if mining else None)
 
 
 @task(name="repo", cache_policy=NO_CACHE, persist_result=False)
@@ -351,7 +503,16 @@ def repo_task(job: RepoJob, dask_address: str | None) -> RepoResult:
     if state.is_completed():
         return state.result()  # type: ignore[no-any-return]
     error = state.message or f"{job.name}: the run ended as {state.name}"
-    return RepoResult(name=job.name, status=RepoStatus.failed, error=error)
+    run_id = state.state_details.flow_run_id
+    return RepoResult(name=job.name, status=RepoStatus.failed, error=error,
+                      flow_run_id=str(run_id) if run_id else None)
+
+
+def _flow_run_id() -> str | None:
+    from prefect.context import FlowRunContext
+
+    ctx = FlowRunContext.get()
+    return str(ctx.flow_run.id) if ctx is not None and ctx.flow_run is not None else None
 
 
 # -- the corpus ------------------------------------------------------------------------
@@ -393,14 +554,23 @@ def summary_rows(run: CorpusRun) -> list[dict[str, Any]]:
                      "image_reused": r.image_reused, "baseline_cached": r.baseline_cached,
                      "candidates": s.candidates, "judged": s.judged, "accepted": s.accepted,
                      "rejected": ", ".join(f"{k}={v}" for k, v in s.rejected.items()),
-                     "yield": f"{s.yield_rate:.0%}", "error": r.error or ""})
+                     "yield": f"{s.yield_rate:.0%}", "mined": mined_walk(r.mining),
+                     "cached": ", ".join(r.cached_stages), "error": r.error or ""})
     return rows
+
+
+def mined_walk(mining: MiningReport | None) -> str:
+    """``"3 new"`` (commits walked after the last mined one), ``"40 (full)"`` or ``""``."""
+    if mining is None:
+        return ""
+    return f"{mining.scanned} new" if mining.since else f"{mining.scanned} (full)"
 
 
 def markdown(run: CorpusRun) -> str:
     """The run's summary as a Markdown table."""
     rows = summary_rows(run)
-    head = ["repo", "status", "candidates", "judged", "accepted", "rejected", "yield", "error"]
+    head = ["repo", "status", "candidates", "judged", "accepted", "rejected", "yield", "mined",
+            "cached", "error"]
     lines = ["# repogym corpus run", "", f"{len(run.repos)} repositories, "
              f"{len(run.failed)} failed, {run.seconds:.1f}s", "",
              "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -418,15 +588,15 @@ def publish(run: CorpusRun) -> None:
 
 
 def jobs_from_config(config: Any, base: Settings) -> list[RepoJob]:
-    """The jobs of a :class:`repogym.corpus.config.CorpusConfig`: each entry's spec and its
+    """The jobs of a :class:`repogym.corpus.config.CorpusConfig`: each entry's source and its
     settings (``base`` with the entry's generators and budgets applied).
 
-    Raises:
-        SourceError: a ``sample`` entry's sdist cannot be fetched (samples are fetched here).
+    Nothing is fetched or checked here: a sample's sdist is fetched, and a local path or URL
+    cloned, by the repository's own sub-flow, so a bad entry fails that repository only.
     """
-    return [RepoJob(name=spec.name or repo_name(spec.source), spec=spec,
+    return [RepoJob(name=entry.derived_name(), spec=entry.source_spec(),
                     settings=entry.settings(base))
-            for entry in config.entries() for spec in (entry.repo_spec(),)]
+            for entry in config.entries()]
 
 
 @flow(name="repogym-scheduled-corpus", persist_result=False, log_prints=True)
@@ -436,7 +606,7 @@ def scheduled_corpus(corpus_file: str, out: str, dask_address: str | None = None
     from repogym.corpus.config import CorpusConfig
 
     settings = Settings().model_copy(update={"out": Path(out)})
-    jobs = jobs_from_config(CorpusConfig.load(Path(corpus_file)), settings)
+    jobs = jobs_from_config(CorpusConfig.load(Path(corpus_file), check_paths=False), settings)
     return corpus_flow(jobs, settings, dask_address)
 
 

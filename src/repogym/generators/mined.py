@@ -12,6 +12,15 @@ checkout's commit) walked newest first, along first parents by default (the main
 ``first_parent=False`` also walks merged branches), limited by ``since`` (committer date,
 ``git log --since``) and ``last`` (at most N commits, 200 by default).
 
+Incremental walks: given ``mined_up_to`` (the tip an earlier, complete pass walked from),
+only the commits new since then are walked (``mined_up_to..tip``, within the same limits),
+provided that commit is an ancestor of this walk's tip. When it is not (history rewritten,
+a force push, a commit the repository does not have, a range with several tips) the whole
+selection is walked and :attr:`MiningResult.full_walk_reason` (also logged) says why.
+:attr:`MiningResult.mined_up_to` is what a later pass may start after: the tip, once the
+walk reached the end of the selection; ``None`` when ``max_candidates`` stopped it early
+(older commits were never looked at, so the earlier marker must be kept).
+
 Which of those become candidates. Each commit is checked in this order and the first rule
 that applies skips it, under the reason in brackets (:class:`SkipReason`):
 
@@ -46,6 +55,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import re
 import urllib.error
@@ -61,6 +71,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from repogym.errors import SourceError
 from repogym.schemas.records import Candidate, CandidateKind, Checkout
 from repogym.toolchains.base import Toolchain
+
+log = logging.getLogger(__name__)
 
 GENERATOR = "mined"
 MAX_CHANGED_LINES = 2000
@@ -121,12 +133,26 @@ class MiningResult:
         scanned: how many commits were looked at.
         skipped: reason -> number of commits skipped for it.
         skipped_commits: commit sha -> reason, for every skipped commit.
+        tip: the commit the walk started from ("" when the range has several tips).
+        since: only the commits after this one were walked (``None``: the whole selection).
+        full_walk_reason: why an earlier pass's ``mined_up_to`` could not be used.
+        complete: False when ``max_candidates`` stopped the walk before its end.
     """
 
     candidates: list[Candidate] = field(default_factory=list)
     scanned: int = 0
     skipped: dict[str, int] = field(default_factory=dict)
     skipped_commits: dict[str, str] = field(default_factory=dict)
+    tip: str = ""
+    since: str | None = None
+    full_walk_reason: str | None = None
+    complete: bool = True
+
+    @property
+    def mined_up_to(self) -> str | None:
+        """The commit a later pass may start after (module docstring); ``None``: keep the
+        earlier one, this walk did not reach the end of the selection."""
+        return (self.tip or None) if self.complete else None
 
     def skip(self, sha: str, reason: SkipReason) -> None:
         """Record that commit ``sha`` was skipped for ``reason``."""
@@ -228,17 +254,57 @@ class _FileChange:
     binary: bool
 
 
-def _commits(repo: git.Repo, checkout: Checkout, sel: CommitSelection) -> Iterator[git.Commit]:
+@dataclass(frozen=True)
+class _Walk:
+    """The revisions to walk: the selection's, less the history an earlier pass walked."""
+
+    revs: list[str]
+    tip: str
+    since: str | None = None
+    full_walk_reason: str | None = None
+
+
+def _plan(repo: git.Repo, checkout: Checkout, sel: CommitSelection,
+          mined_up_to: str | None) -> _Walk:
+    rev = sel.rev_range or checkout.commit
+    try:
+        tips = [t for t in repo.git.rev_parse(rev).split() if not t.startswith("^")]
+    except git.GitCommandError as exc:
+        raise SourceError(f"{checkout.name}: bad revision range {rev!r}") from exc
+    tip = tips[0] if len(tips) == 1 else ""
+    if mined_up_to is None:
+        return _Walk([rev], tip)
+    reason = (_not_ancestor(repo, mined_up_to, tip) if tip
+              else f"the range {rev!r} has more than one tip")
+    if reason is not None:
+        log.warning("%s: walking the whole selection again: %s", checkout.name, reason)
+        return _Walk([rev], tip, full_walk_reason=reason)
+    return _Walk([rev, f"^{mined_up_to}"], tip, since=mined_up_to)
+
+
+def _not_ancestor(repo: git.Repo, marker: str, tip: str) -> str | None:
+    """Why the commits up to ``marker`` cannot be left out of a walk from ``tip`` (or None)."""
+    try:
+        repo.git.rev_parse("--verify", "--quiet", f"{marker}^{{commit}}")
+    except git.GitCommandError:
+        return f"the last mined commit {marker[:12]} is not in the repository"
+    if not repo.is_ancestor(marker, tip):
+        return (f"the last mined commit {marker[:12]} is not an ancestor of {tip[:12]} "
+                "(history rewritten?)")
+    return None
+
+
+def _commits(repo: git.Repo, checkout: Checkout, sel: CommitSelection,
+             walk: _Walk) -> Iterator[git.Commit]:
     kwargs: dict[str, Any] = {"first_parent": sel.first_parent}
     if sel.last is not None:
         kwargs["max_count"] = sel.last
     if sel.since is not None:
         kwargs["since"] = sel.since
-    rev = sel.rev_range or checkout.commit
     try:
-        yield from repo.iter_commits(rev, **kwargs)
+        yield from repo.iter_commits(walk.revs, **kwargs)
     except (git.GitCommandError, ValueError) as exc:
-        raise SourceError(f"{checkout.name}: bad revision range {rev!r}") from exc
+        raise SourceError(f"{checkout.name}: bad revision range {walk.revs[0]!r}") from exc
 
 
 def _changes(repo: git.Repo, parent: str, sha: str) -> list[_FileChange]:
@@ -414,6 +480,12 @@ def _token_fetcher(token: str) -> IssueFetcher:
     return fetch
 
 
+def statements_from_github(checkout: Checkout) -> bool:
+    """Whether mining this checkout asks GitHub for statements (a github.com source and
+    ``GITHUB_TOKEN`` set): its candidates then depend on a service, not on git alone."""
+    return _github_lookup(checkout, None) is not None
+
+
 def _github_lookup(checkout: Checkout, fetch: IssueFetcher | None) -> _GitHubStatements | None:
     slug = github_repo(checkout.spec.source)
     if slug is None:
@@ -448,7 +520,8 @@ def mine_candidates(checkout: Checkout, toolchain: Toolchain, selection: CommitS
                     seen_commits: Collection[str] = frozenset(),
                     max_candidates: int | None = None,
                     fetch_issue: IssueFetcher | None = None,
-                    max_changed_lines: int = MAX_CHANGED_LINES) -> MiningResult:
+                    max_changed_lines: int = MAX_CHANGED_LINES,
+                    mined_up_to: str | None = None) -> MiningResult:
     """Turn the fixes in the checkout's history into candidates (rules: module docstring).
 
     Args:
@@ -460,10 +533,12 @@ def mine_candidates(checkout: Checkout, toolchain: Toolchain, selection: CommitS
         fetch_issue: GitHub issue fetcher for statements; default: the GitHub API when
             ``GITHUB_TOKEN`` is set and the source is on github.com, else none.
         max_changed_lines: skip commits whose kept files change more lines (``too_large``).
+        mined_up_to: the tip of an earlier complete pass (its ``mined_up_to``): when it is
+            an ancestor of this walk's tip, only the commits after it are walked.
 
     Returns:
-        The candidates (newest commit first), how many commits were scanned, and why
-        each of the others was skipped.
+        The candidates (newest commit first), how many commits were scanned, why each of
+        the others was skipped, and what was walked (tip, since, complete).
 
     Raises:
         SourceError: the checkout is not a git repository or the range is not valid.
@@ -474,9 +549,11 @@ def mine_candidates(checkout: Checkout, toolchain: Toolchain, selection: CommitS
         raise SourceError(f"{checkout.path}: not a git repository") from exc
     ctx = _Context(repo, checkout, toolchain, _github_lookup(checkout, fetch_issue),
                    max_changed_lines)
-    result = MiningResult()
-    for commit in _commits(repo, checkout, selection):
+    walk = _plan(repo, checkout, selection, mined_up_to)
+    result = MiningResult(tip=walk.tip, since=walk.since, full_walk_reason=walk.full_walk_reason)
+    for commit in _commits(repo, checkout, selection, walk):
         if max_candidates is not None and len(result.candidates) >= max_candidates:
+            result.complete = False
             break
         result.scanned += 1
         outcome = _mine_commit(ctx, commit, seen_commits)
