@@ -2,21 +2,37 @@
 
 Records the passing set (passed in every run), the flaky set (any disagreement between
 runs, including a test missing from one run, and tests that pass in the full suite but not
-when only the passing tests run, as the judge runs them), each test's first outcome and
-mean duration.
+when only the passing tests run, as the judge runs them), the misbehaving set (tests with
+side effects in any run: network beyond loopback, writes outside the work tree, processes
+left running; they pass only as far as the sandbox lets them, so no task lists them), each
+test's first outcome and mean duration.
 A run the report cannot vouch for (timed out, died, inconsistent) is an infrastructure
 failure, and a repository that collects no test at all is bad input.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import time
 from collections import defaultdict
+from importlib import resources
+from pathlib import Path
 
 from repogym.errors import NoTestsError, TestRunError
 from repogym.sandboxes.base import Sandbox
 from repogym.schemas.records import Baseline, Outcome, TestRun
 from repogym.toolchains.base import Toolchain
+
+
+@functools.cache
+def baseline_format() -> str:
+    """A digest of what a recorded baseline means besides its inputs: these folding rules and
+    the report plugin's per-test account. A cached baseline under another digest is stale."""
+    h = hashlib.sha256(Path(__file__).read_bytes())
+    h.update(resources.files("repogym.toolchains.plugins").joinpath(
+        "repogym_report.py").read_bytes())
+    return h.hexdigest()[:16]
 
 
 def record_baseline(sandbox: Sandbox, toolchain: Toolchain, *, repo: str, commit: str,
@@ -50,11 +66,13 @@ def drop_selection_sensitive(base: Baseline, sandbox: Sandbox, toolchain: Toolch
     run = toolchain.run_tests(sandbox, timeout=timeout, select=sorted(stable))
     _check_run(run, base.repo, base.runs)
     sensitive = {t for t in stable if (o := run.outcome(t)) is None or not o.ok}
-    if not sensitive:
+    misbehaving = {**run.misbehaving(), **base.misbehaving}
+    if not sensitive and misbehaving == base.misbehaving:
         return base
     return base.model_copy(update={
-        "passing": tuple(t for t in base.passing if t not in sensitive),
-        "flaky": tuple(sorted(set(base.flaky) | sensitive))})
+        "passing": tuple(t for t in base.passing if t not in sensitive | set(misbehaving)),
+        "flaky": tuple(sorted(set(base.flaky) | sensitive)),
+        "misbehaving": misbehaving})
 
 
 def _check_run(run: TestRun, repo: str, index: int) -> None:
@@ -79,10 +97,15 @@ def fold_runs(runs: list[TestRun], *, repo: str, commit: str, image: str,
             seen[nodeid].append(res.outcome if res else None)
             if res:
                 durations[nodeid].append(res.duration)
+    misbehaving: dict[str, str] = {}
+    for run in reversed(runs):  # the first run's account wins
+        misbehaving.update(run.misbehaving())
     flaky = sorted(n for n, outs in seen.items() if len(set(outs)) > 1)
-    passing = sorted(n for n, outs in seen.items() if all(o is Outcome.passed for o in outs))
+    passing = sorted(n for n, outs in seen.items()
+                     if all(o is Outcome.passed for o in outs) and n not in misbehaving)
     first = {n: (outs[0] or Outcome.error) for n, outs in seen.items()}
     mean = {n: sum(d) / len(d) for n, d in durations.items() if d}
     return Baseline(repo=repo, commit=commit, image=image, runs=len(runs),
                     passing=tuple(passing), flaky=tuple(flaky), outcomes=first,
-                    durations=mean, seconds=round(seconds, 3))
+                    durations=mean, seconds=round(seconds, 3),
+                    misbehaving=dict(sorted(misbehaving.items())))

@@ -204,14 +204,13 @@ def _image_of(corpus: Corpus, name: str) -> str:
     return env_image_tag(prepared.env_spec)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "known gap: a test that misbehaves but passes (its fork bomb, daemon, connection "
-    "attempts or stray writes contained) is in the baseline's passing set, so accepted "
-    "tasks carry it in PASS_TO_PASS; the baseline does not yet learn what a test left "
-    "behind"))
 @pytest.mark.parametrize("name", ["network", "daemon", "escape"])  # forkbomb: either way
 def test_misbehaving_passing_test_stays_out_of_accepted_tasks(corpus, name):
-    corpus.run(name)  # already run above: the result is reused
+    summary, error, _ = corpus.run(name)  # already run above: the result is reused
+    assert error is None and summary is not None, error
+    assert (summary.baseline_passing, summary.baseline_misbehaving) == (6, 1), summary
+    assert summary.accepted >= 1, summary  # the other tests still make tasks
+    assert accepted_tests(corpus, name)
     assert HOSTILE_TEST not in accepted_tests(corpus, name)
 
 

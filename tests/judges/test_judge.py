@@ -131,6 +131,29 @@ def test_mined_fix_whose_tests_pass_before_is_a_no_op(world):
     assert (j.verdict.status, j.verdict.reason) == (Status.reject, "no_op")
 
 
+LOOKUP = ("    import socket\n    try:\n        socket.getaddrinfo('repogym-nowhere.invalid', 80)\n"
+          "    except OSError:\n        pass\n")
+
+
+def test_mined_fix_whose_new_test_misbehaves_is_rejected_for_it(world):
+    odd = TESTS.replace("def test_first_n():\n", "def test_first_n():\n" + LOOKUP)
+    tests = unified_diff("tests/test_ops.py", OLD_PROJECT["tests/test_ops.py"], odd)
+    j = world.judge(mined(test_patch=tests))
+    assert (j.verdict.status, j.verdict.reason) == (Status.reject, "misbehaving_test"), j.verdict
+    assert "name lookup of 'repogym-nowhere.invalid'" in j.verdict.detail
+
+
+def test_passing_test_with_side_effects_is_kept_out_of_pass_to_pass(world):
+    odd = TESTS.replace("def test_add():\n", "def test_add():\n" + LOOKUP)
+    assert odd != TESTS
+    tests = unified_diff("tests/test_ops.py", OLD_PROJECT["tests/test_ops.py"], odd)
+    j = world.judge(mined(test_patch=tests))
+    assert j.verdict.status is Status.accept, j.verdict
+    assert j.verdict.fail_to_pass == ("tests/test_ops.py::test_first_n",)
+    assert "tests/test_ops.py::test_add" not in j.verdict.pass_to_pass
+    assert len(j.verdict.pass_to_pass) == 4
+
+
 def test_candidate_from_a_commit_the_env_lacks_is_infra(world):
     cand = mined().model_copy(update={"base_commit": "0123456789abcdef" * 2 + "01234567"})
     assert world.judge(cand).verdict.status is Status.infra_error

@@ -175,16 +175,24 @@ class Judge:
         """Whole suite in the broken state once and in the gold state K times.
 
         F2P: fail (or are missing) when broken, pass in every gold run. P2P: pass in both.
-        A test that disagrees between gold runs is flaky and in neither list.
+        A test that disagrees between gold runs is flaky, and one with side effects in any
+        run misbehaves (see ``TestResult.side_effects``): such tests are in neither list.
         """
         broken = self._broken_run(cand, None)
         golds = [self._run_state(cand, with_gold=True, select=None)
                  for _ in range(self.settings.oracle_runs)]
+        odd = {**broken.misbehaving()}
+        for gold in golds:
+            odd.update(gold.misbehaving())
         always = set.intersection(*(g.passing() for g in golds))
-        f2p = not_passing(broken, always)
+        f2p = not_passing(broken, always - set(odd))
         if not f2p:
+            if bad := not_passing(broken, always & set(odd)):
+                raise _Reject(Status.reject, "misbehaving_test",
+                              f"the tests the fix makes pass have side effects: {bad[0]}: "
+                              f"{odd[bad[0]]}")
             raise _Reject(Status.reject, "no_op", "no test fails before the fix and passes after")
-        return broken, f2p, sorted(always & broken.passing())
+        return broken, f2p, sorted((always & broken.passing()) - set(odd))
 
     def _run_state(self, cand: Candidate, *, with_gold: bool,
                    select: set[str] | None) -> TestRun:

@@ -109,6 +109,9 @@ class TestResult(Record):
     outcome: Outcome
     duration: float = 0.0
     message: str = ""  # short failure text (assertion message), empty on pass
+    # what the test did beyond computing (network beyond loopback, writes outside the work
+    # tree, processes left running); such a test is kept out of a task's test lists
+    side_effects: tuple[str, ...] = ()
 
 
 class TestRun(Record):
@@ -138,6 +141,10 @@ class TestRun(Record):
     def passing(self) -> set[str]:
         return {n for n, r in self.results.items() if r.outcome.ok}
 
+    def misbehaving(self) -> dict[str, str]:
+        """Tests that had side effects in this run -> the first one noted."""
+        return {n: r.side_effects[0] for n, r in self.results.items() if r.side_effects}
+
     def all_errored(self) -> bool:
         return bool(self.results) and all(r.outcome is Outcome.error for r in self.results.values())
 
@@ -154,9 +161,12 @@ class Baseline(Record):
     outcomes: dict[str, Outcome]  # outcome of the first run
     durations: dict[str, float]  # mean duration per test
     seconds: float
+    # tests with side effects in any run (see TestResult.side_effects) -> what they did;
+    # neither passing nor flaky, so no task lists them
+    misbehaving: dict[str, str] = Field(default_factory=dict)
 
     def stable_passing(self) -> set[str]:
-        return set(self.passing) - set(self.flaky)
+        return set(self.passing) - set(self.flaky) - set(self.misbehaving)
 
 
 class CoverageMap(Record):

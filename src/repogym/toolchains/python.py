@@ -356,6 +356,7 @@ class _Acc:
         self.outcome: Outcome | None = None
         self.duration = 0.0
         self.message = ""
+        self.side_effects: tuple[str, ...] = ()
 
     def add(self, ev: dict) -> None:
         self.duration += float(ev.get("duration") or 0.0)
@@ -374,7 +375,8 @@ class _Acc:
     def result(self, nodeid: str) -> TestResult:
         # a test whose call phase never reported (killed mid-test) is an error
         return TestResult(nodeid=nodeid, outcome=self.outcome or Outcome.error,
-                          duration=round(self.duration, 6), message=self.message)
+                          duration=round(self.duration, 6), message=self.message,
+                          side_effects=self.side_effects)
 
 
 def _events(raw: str) -> Iterable[dict]:
@@ -398,6 +400,9 @@ def parse_report(raw: str, *, nonce: str, exit_code: int, duration: float,
         kind = ev.get("event")
         if kind == "test":
             accs.setdefault(str(ev.get("nodeid")), _Acc()).add(ev)
+        elif kind == "side_effects" and isinstance(ev.get("what"), list):
+            acc = accs.setdefault(str(ev.get("nodeid")), _Acc())
+            acc.side_effects = tuple(str(w)[:300] for w in ev["what"][:10])
         elif kind == "collect_error":
             errors.append(str(ev.get("nodeid")))
         elif kind == "tamper":
