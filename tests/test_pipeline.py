@@ -19,7 +19,7 @@ def test_run_repo_generates_judges_combines_and_reruns_nothing(tiny_repo, tmp_pa
     assert "procedural" in first.per_generator
     assert first.per_generator.get("combined", {}).get("candidates", 0) >= 1, first
     store = DatasetStore(settings.out)
-    rows = store.rows("tasks") + store.rows("rejected")
+    rows = store.judged_rows()
     # coverage targeting: every line mutated is executed by some test
     assert all(r.lines for r in rows)
     assert all(r.status is not Status.infra_error for r in rows), [r.detail for r in rows]
@@ -64,5 +64,5 @@ def test_parallel_workers_give_the_same_verdicts(tiny_repo, tmp_path, base_image
         run_repo(RepoSpec(source=str(tiny_repo)), settings)
         store = DatasetStore(settings.out)
         verdicts[workers] = {(r.instance_id, r.status.value, r.FAIL_TO_PASS)
-                             for r in store.rows("tasks") + store.rows("rejected")}
+                             for r in store.judged_rows()}
     assert verdicts[1] == verdicts[2] and len(verdicts[1]) >= 6

@@ -134,7 +134,8 @@ def test_loads_unchanged(store: DatasetStore, loader: str, source: str, tmp_path
 
 def test_fixture_covers_both_repos_and_tables(store: DatasetStore) -> None:
     assert store.counts("tasks").repos == {"acme__calc": 2, "org/tools": 2}
-    assert store.counts("rejected").repos == {"acme__calc": 1, "org/tools": 2}
+    assert store.counts("rejected").repos == {"acme__calc": 1, "org/tools": 1}
+    assert store.counts("infra").repos == {"org/tools": 1}
     assert any(len(r.FAIL_TO_PASS) == 2 for r in store.rows()) and any(
         r.PASS_TO_PASS == () for r in store.rows())
     assert all(isinstance(r, TaskRow) for r in store.rows("rejected"))

@@ -73,9 +73,27 @@ def test_accepted_and_rejected_are_routed_apart(store: DatasetStore) -> None:
     assert result == WriteResult(added=4, skipped_duplicates=0)
     by_status = {j.verdict.status: j.candidate.instance_id for j in batch}
     assert store.instance_ids("tasks") == {by_status[Status.accept]}
-    assert store.instance_ids("rejected") == {by_status[s] for s in Status
-                                              if s is not Status.accept}
+    assert store.instance_ids("rejected") == {by_status[Status.reject],
+                                              by_status[Status.review]}
+    assert store.instance_ids("infra") == {by_status[Status.infra_error]}
     assert {r.reason for r in store.rows("rejected")} == {"no_op:no_failing_test"}
+
+
+def test_infra_error_never_keeps_the_later_verdict_out(store: DatasetStore) -> None:
+    """An infra_error is no verdict: the candidate is judged again, and that verdict (or a
+    second infra error) must land; the first infra row stays as the failure's record."""
+    assert store.write([make_judged(1, status=Status.infra_error)]).added == 1
+    assert store.decided_ids("rejected") == set()
+    assert store.write([make_judged(1, status=Status.infra_error)]) == WriteResult(
+        added=0, skipped_duplicates=1)
+    assert store.write([make_judged(1, status=Status.reject)]).added == 1
+    [row] = store.rows("rejected")
+    assert row.status is Status.reject
+    assert store.decided_ids("rejected") == {row.instance_id}
+    assert [r.status for r in store.rows("infra")] == [Status.infra_error]
+    assert store.write([make_judged(2, status=Status.infra_error)]).added == 1
+    assert store.write([make_judged(2, status=Status.accept)]).added == 1
+    assert store.instance_ids("tasks") == {make_judged(2).candidate.instance_id}
 
 
 # -- idempotence ------------------------------------------------------------------------
@@ -241,11 +259,11 @@ def test_manifest_counts(store: DatasetStore) -> None:
     m = store.manifest()
     assert m is not None and m.schema_version == 1 and m.pipeline_version
     assert m.updated_at >= first.updated_at
-    tasks, rejected = m.tables["tasks"], m.tables["rejected"]
+    tasks, rejected, infra = m.tables["tasks"], m.tables["rejected"], m.tables["infra"]
     assert (tasks.rows, tasks.files, tasks.repos) == (4, 3, {"a": 2, "b": 2})
     assert tasks.statuses == {"accept": 4}
-    assert (rejected.rows, rejected.repos) == (2, {"a": 1, "b": 1})
-    assert rejected.statuses == {"infra_error": 1, "reject": 1}
+    assert (rejected.rows, rejected.repos, rejected.statuses) == (1, {"a": 1}, {"reject": 1})
+    assert (infra.rows, infra.repos, infra.statuses) == (1, {"b": 1}, {"infra_error": 1})
     assert store.refresh_manifest().tables == m.tables
 
 

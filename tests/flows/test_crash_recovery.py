@@ -28,7 +28,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from repogym.datasets import DatasetStore, read_part
+from repogym.datasets import TABLES, DatasetStore, read_part
 from tests.conftest import TINY_PROJECT, commit_files
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -65,7 +65,7 @@ def run_command(repo: Path, out: Path) -> list[str]:
 
 
 def part_files(out: Path) -> list[Path]:
-    return sorted(p for t in ("tasks", "rejected") for p in (out / t).glob("*/part-*.parquet"))
+    return sorted(p for t in TABLES for p in (out / t).glob("*/part-*.parquet"))
 
 
 def start_and_kill_mid_judging(cmd: list[str], env: dict[str, str], out: Path, log: Path,
@@ -152,8 +152,8 @@ def test_sigkill_halfway_then_rerun_leaves_a_clean_store(tmp_path, repo, base_im
     assert second.returncode == 0, second.stdout + second.stderr
 
     tasks, rejected = raw_ids(out, "tasks"), raw_ids(out, "rejected")
-    assert [i for i, n in Counter(tasks).items() if n > 1] == []
-    assert [i for i, n in Counter(rejected).items() if n > 1] == []
+    for table in TABLES:
+        assert [i for i, n in Counter(raw_ids(out, table)).items() if n > 1] == []
     assert debris(out) == []
     assert accepted_before <= set(tasks)
     assert judged_before <= set(tasks) | set(rejected)

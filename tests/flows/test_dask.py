@@ -51,7 +51,7 @@ def settings_for(root, base_image, name: str) -> Settings:
 def verdicts(settings: Settings) -> dict[str, tuple]:
     store = DatasetStore(settings.out)
     return {r.instance_id: (r.status.value, r.reason, r.FAIL_TO_PASS, r.PASS_TO_PASS)
-            for r in store.rows("tasks") + store.rows("rejected")}
+            for r in store.judged_rows()}
 
 
 def test_dask_run_gives_the_local_accepted_set(repo, cluster, base_image, monkeypatch):

@@ -311,7 +311,7 @@ def test_run_repo_with_the_judge_on_flags_tasks_into_the_dataset(
                         probes=0, test_timeout=60)
     summary = run_repo(RepoSpec(source=str(tiny_repo)), settings)
     store = DatasetStore(settings.out)
-    rows = [r for r in store.rows("tasks") + store.rows("rejected")
+    rows = [r for r in store.judged_rows()
             if "llm_judge_solvability" in r.evidence]
     judge_calls = [b for b in stub_server.requests if HIDDEN in prompt_of(b)]
     assert rows and len(judge_calls) == len(rows), summary

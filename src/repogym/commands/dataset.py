@@ -93,7 +93,7 @@ def show(name: Optional[str] = typer.Argument(None, help="A snapshot (default: t
 
 
 @app.command("compact")
-def compact(table: Optional[str] = typer.Option(None, help="tasks or rejected (default: both)."),
+def compact(table: Optional[str] = typer.Option(None, help="tasks, rejected or infra (default: all)."),
             repo: Optional[str] = typer.Option(None, help="One repository (default: all)."),
             dataset: Optional[Path] = DATASET_OPTION) -> None:
     """Merge each partition's part files into one (snapshots are not affected)."""

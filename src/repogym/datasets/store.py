@@ -24,6 +24,10 @@ Guarantees:
   files while holding the lock, when no other writer can be mid-write.
 * **Idempotent.** A row whose ``instance_id`` is already in its table is skipped, so a rerun
   adds nothing. Tables are independent: a candidate rejected earlier may be accepted now.
+  Infrastructure failures (``infra_error``) have a table of their own, ``infra``: they say
+  nothing about the task, so they must never keep its later verdict out of ``rejected``
+  (stores written before that table existed may hold ``infra_error`` rows in ``rejected``;
+  :meth:`DatasetStore.decided_ids` ignores them).
 * **Serialised writers.** :meth:`DatasetStore.write` holds an exclusive ``fcntl`` lock on
   ``<root>/.lock`` from reading the existing ids to renaming the last file, so concurrent
   processes never duplicate an id. Readers take no lock: files appear whole or not at all.
@@ -75,8 +79,8 @@ from repogym.schemas.arrow import (
 )
 from repogym.schemas.records import Judged, Record, Status, short_hash, utcnow
 
-TableName = Literal["tasks", "rejected"]
-TABLES: tuple[TableName, ...] = ("tasks", "rejected")
+TableName = Literal["tasks", "rejected", "infra"]
+TABLES: tuple[TableName, ...] = ("tasks", "rejected", "infra")
 MANIFEST_NAME = "manifest.json"
 LOCK_NAME = ".lock"
 TMP_PREFIX = ".tmp-"
@@ -149,8 +153,12 @@ class CompactionJournal(Record):
 
 
 def table_for(status: Status) -> TableName:
-    """The table a verdict goes to: ``tasks`` for ``accept``, ``rejected`` for the rest."""
-    return "tasks" if status is Status.accept else "rejected"
+    """The table a verdict goes to: ``tasks`` for ``accept``, ``infra`` for ``infra_error``
+    (no verdict on the task: it is judged again, and its verdict then goes to its own table
+    whatever the infra row says), ``rejected`` for the rest (reject and review)."""
+    if status is Status.accept:
+        return "tasks"
+    return "infra" if status is Status.infra_error else "rejected"
 
 
 def partition_dirname(repo: str) -> str:
@@ -539,6 +547,17 @@ class DatasetStore:
                 if status != Status.infra_error.value:
                     ids.add(iid)
         return ids
+
+    def judged_rows(self, repo: str | None = None) -> list[TaskRow]:
+        """Every candidate once, as it stands: its verdict (``tasks`` or ``rejected``), else
+        its infrastructure failure (``infra``: judged again by the next run).
+
+        Raises:
+            DatasetError: as :meth:`rows`.
+        """
+        decided = [*self.rows("tasks", repo), *self.rows("rejected", repo)]
+        ids = {r.instance_id for r in decided}
+        return decided + [r for r in self.rows("infra", repo) if r.instance_id not in ids]
 
     def rows(self, table: TableName = "tasks", repo: str | None = None) -> list[TaskRow]:
         """The table's rows as validated :class:`TaskRow` records.
