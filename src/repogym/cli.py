@@ -135,12 +135,11 @@ def _ensure_base(settings: Settings) -> None:
 
 
 def _image_exists(name: str) -> bool:
-    import docker
+    from repogym.sandboxes.images import docker_client, image_exists
 
     try:
-        docker.from_env().images.get(name)
-        return True
-    except Exception:  # noqa: BLE001
+        return image_exists(docker_client(), name)
+    except Exception:  # noqa: BLE001 - ensure_base_image reports the engine's trouble
         return False
 
 

@@ -39,6 +39,9 @@ class Settings(BaseSettings):
     pids: int = 256
     # disk a sandbox may take beyond its image (docker: the container is stopped past it)
     disk_mb: int = Field(4096, gt=0)
+    # disk an environment build may write (the install, its dependencies and caches);
+    # docker: the build is stopped past it, and the repository is reported as failing
+    build_disk_mb: int = Field(16384, gt=0)
     # the review queue's database (SQLAlchemy URL); None = SQLite at <out>/review.sqlite
     review_db_url: str | None = None
 

@@ -74,12 +74,17 @@ class InstallError(ImageBuildError):
         repo: the repository's name.
         step: the failing step's command line.
         log_path: where the full log of the step was kept (may be None).
+        limit: the sandbox limit that stopped the step ("reached its process limit (96
+            processes)"), empty when the step itself failed.
     """
 
-    def __init__(self, repo: str, step: str, log_path: Path | None, tail: str = "") -> None:
+    def __init__(self, repo: str, step: str, log_path: Path | None, tail: str = "",
+                 limit: str = "") -> None:
         where = f" (log: {log_path})" if log_path else ""
-        super().__init__(f"{repo}: install step failed: {step}{where}")
+        what = f"stopped: the build {limit}" if limit else "failed"
+        super().__init__(f"{repo}: install step {what}: {step}{where}")
         self.repo, self.step, self.log_path, self.tail = repo, step, log_path, tail
+        self.limit = limit
 
 
 class TestRunError(InfraError):

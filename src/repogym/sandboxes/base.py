@@ -228,7 +228,9 @@ class SandboxProvider(ABC):
             The :class:`EnvImage`; ``reused`` says whether it already existed.
 
         Raises:
-            InstallError: an install step failed (names the step; its log kept in log_dir).
+            InstallError: an install step failed, or the install hit a limit of the
+                provider's (memory, processes, disk, time: the message names it); the
+                step's log is kept in log_dir. The repository's fault, not the engine's.
             ImageBuildError: the environment could not be built for another reason.
         """
 

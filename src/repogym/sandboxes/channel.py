@@ -6,8 +6,8 @@ process, so stray output is never taken for an answer). A background thread read
 process's output; the caller waits for an answer with a deadline.
 
 Transports: :func:`docker_exec_channel` (a ``docker exec`` with stdin attached; its
-stdout/stderr arrive multiplexed on one socket) and :func:`popen_channel` (a local
-subprocess with pipes).
+stdout/stderr arrive multiplexed on one socket, a unix, TCP, TLS or SSH stream to the
+engine) and :func:`popen_channel` (a local subprocess with pipes).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import json
 import queue
 import secrets
 import socket
+import struct
 import subprocess
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -143,16 +144,17 @@ def docker_exec_channel(api: Any, container_id: str, argv: Sequence[str], *, tag
     Raises:
         SandboxError: the engine could not start the process.
     """
-    from docker.errors import DockerException
-    from docker.utils.socket import frames_iter
+    from repogym.sandboxes.engine import ENGINE_ERRORS, engine_trouble
 
     try:
         exec_id = api.exec_create(container_id, list(argv), stdin=True, user=user,
                                   environment=env, workdir=workdir)["Id"]
         sock = api.exec_start(exec_id, socket=True)
-    except DockerException as exc:
-        raise SandboxError(f"cannot start a process in {container_id[:12]}: {exc}") from exc
+    except ENGINE_ERRORS as exc:
+        raise SandboxError(f"cannot start a process in {container_id[:12]}: "
+                           f"{engine_trouble(exc, api)}") from exc
     raw: socket.socket = getattr(sock, "_sock", sock)
+    raw.settimeout(None)  # the client's request timeout must not end an idle channel
 
     def close() -> None:
         try:
@@ -161,8 +163,39 @@ def docker_exec_channel(api: Any, container_id: str, argv: Sequence[str], *, tag
             raw.close()
 
     channel = Channel(raw.sendall, close, tag)
-    _start_pump(channel, frames_iter(raw, tty=False))
+    _start_pump(channel, socket_frames(raw))
     return channel
+
+
+def socket_frames(sock: socket.socket) -> Iterator[tuple[int, bytes]]:
+    """``(stream, data)`` frames of an engine's multiplexed stream, until it ends.
+
+    Each frame is an 8-byte header (stream 1 or 2, three zero bytes, big-endian size)
+    and its data. Read with plain blocking ``recv`` calls: docker-py's reader polls the
+    socket before each read, which, on a TLS connection, waits forever for bytes already
+    received and decrypted (they sit in the SSL object, not in the socket), so an answer
+    would never arrive.
+    """
+    while True:
+        header = _read_exactly(sock, 8)
+        if header is None:
+            return
+        stream, size = struct.unpack(">BxxxL", header)
+        data = _read_exactly(sock, size)
+        if data is None:
+            return
+        yield stream, data
+
+
+def _read_exactly(sock: socket.socket, n: int) -> bytes | None:
+    """``n`` bytes, or None at the end of the stream."""
+    buf = bytearray()
+    while len(buf) < n:
+        chunk = sock.recv(n - len(buf))
+        if not chunk:
+            return None
+        buf += chunk
+    return bytes(buf)
 
 
 def popen_channel(argv: Sequence[str], *, tag: str, env: dict[str, str] | None = None,

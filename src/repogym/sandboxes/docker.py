@@ -1,35 +1,23 @@
 """The ``docker`` provider: one image per repository, one container per sandbox.
 
-Environment image (built once per :meth:`EnvSpec.digest`)::
+Environment images are built by :mod:`repogym.sandboxes.env_build` (the layout, and the
+limits the install runs under); the engine is the one the environment names
+(:mod:`repogym.sandboxes.engine`: ``DOCKER_HOST`` may be another machine, nothing here
+uses a file system shared with it).
 
-    base image + user repogym (uid 1000) + git/procps if missing
-    + the checkout at /repo (with .git, owned by repogym)
-    + venv /opt/venv, install steps run in it as repogym (network on, host-enforced timeout)
-    + /opt/repogym/{post-install.tar, git-meta.tar, home.tar, commit}: what reset restores
-    labels repogym=env, repogym.repo, repogym.digest; User root, WorkingDir /repo
+Sandbox container: PID 1 is ``docker-init`` running the guard (:mod:`repogym.sandboxes.guard`)
+as root; commands run as ``repogym`` through the in-container agent, or one ``docker
+exec`` each; network off unless ``Limits.network``; memory (no swap), CPU, pids and /tmp
+size capped; ``no-new-privileges``. Every container carries the label ``repogym=sandbox``
+(or ``repogym=build``), so :meth:`DockerProvider.cleanup` never touches anything else.
 
-The venv is handed to root after the install, so code under test cannot plant a
-``sitecustomize`` or ``.pth`` file that outlives a reset.
-
-Sandbox container: PID 1 is ``docker-init`` running ``sleep infinity`` as root; commands
-run as ``repogym`` through ``docker exec``; network off unless ``Limits.network``; memory
-(no swap), CPU, pids and /tmp size capped; ``no-new-privileges``. Every container carries
-the label ``repogym=sandbox`` (or ``repogym=build``), so :meth:`DockerProvider.cleanup`
-never touches anything else.
-
-Disk: without xfs project quotas the engine cannot cap a container's writable layer, and
-``/repo``, ``$HOME`` and ``/var/tmp`` live on it (on the host's disk). So the container's
-main process is a *disk guard* (:data:`GUARD_SOURCE`, root, the image's own ``python3``
-run isolated): it polls the free space of the container's root file system (the file
-system holding its writable layer) and, once more than ``disk_mb`` of it has gone since
-the container started or was last reset, exits with :data:`GUARD_EXIT`, which stops the
-container: every process in it dies at once, the next command raises a
+Disk: the guard stops the container once it has written more than ``disk_mb`` since it
+started or was last reset: every process in it dies at once, the next command raises a
 :class:`SandboxError` saying why, and :meth:`DockerSandbox.reset` replaces the container
-(its writable layer, with what was written, is removed). The measure is the whole file
-system's, so other writers on the host count too: a busy host can stop a sandbox early
-(an ``infra_error``, judged again later), never let one fill the disk. ``/tmp`` is a
-tmpfs capped at half the memory (and charged to the memory limit). An image without
-``python3`` runs without the guard (logged).
+(its writable layer, with what was written, is removed). Other writers on the engine's
+disk count too: a busy engine can stop a sandbox early (an ``infra_error``, judged again
+later), never let one fill the disk. ``/tmp`` is a tmpfs capped at half the memory (and
+charged to the memory limit). An image without ``python3`` runs without the guard.
 
 Time limits are enforced twice: ``timeout -s KILL`` inside the container, and from the
 host, which kills the whole container when a command has not come back after its
@@ -48,94 +36,39 @@ import secrets
 import shlex
 import tarfile
 import tempfile
-import threading
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from pathlib import Path
 from importlib import resources
-from typing import IO, Any
+from typing import Any
 
 import docker
-from docker.errors import APIError, DockerException, ImageNotFound, NotFound
+from docker.errors import APIError, ImageNotFound, NotFound
 from docker.models.containers import Container
 from docker.types import Ulimit
 
 from repogym.config import Settings
-from repogym.errors import ImageBuildError, InstallError, SandboxError
-from repogym.sandboxes.agent import Capped
+from repogym.errors import ImageBuildError, SandboxError
 from repogym.sandboxes.base import ExecResult, Limits, Sandbox, SandboxProvider, as_shell
 from repogym.sandboxes.channel import (Channel, ChannelClosed, ChannelTimeout,
                                        docker_exec_channel, new_tag)
-from repogym.sandboxes.images import (
-    docker_client,
-    ensure_base_image,
-    env_image_tag,
-    image_exists,
-)
+from repogym.sandboxes.docker_exec import HOST_GRACE, capped_text, run_exec
+from repogym.sandboxes.engine import ENGINE_ERRORS, docker_client, engine_trouble
+from repogym.sandboxes.env_build import (HOME, REPO_DIR, STATE, UID, USER, VENV,
+                                         build_env_image, venv_env)
+from repogym.sandboxes.guard import GUARD_PID, guard_command, stop_reason
+from repogym.sandboxes.images import ensure_base_image, env_image_tag, image_exists
 from repogym.schemas.records import EnvImage, EnvSpec
+
+__all__ = ["HOME", "REPO_DIR", "STATE", "USER", "VENV", "DockerProvider", "DockerSandbox",
+           "cleanup_images", "run_exec", "tar_bytes"]
+
+_venv_env = venv_env  # the name tests/hostile derive images with
 
 log = logging.getLogger(__name__)
 
-USER = "repogym"
-UID = 1000
-REPO_DIR = "/repo"
-VENV = "/opt/venv"
-STATE = "/opt/repogym"
-HOME = f"/home/{USER}"
 SCRATCH = "/var/tmp"  # scratch_path() lives here (on the container's own file system)
 TMPFS_MOUNTS = ("/tmp", "/dev/shm")  # the engine's archive API cannot see into these
-HOST_GRACE = 5.0  # seconds the host waits past a command's timeout before killing
-DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-TAIL_LINES = 40
-
-PREPARE_SCRIPT = f"""set -e
-if ! command -v git >/dev/null || ! command -v pkill >/dev/null; then
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq && apt-get install -y -qq --no-install-recommends git procps ca-certificates
-  rm -rf /var/lib/apt/lists/*
-fi
-id -u {USER} >/dev/null 2>&1 || useradd -m -u {UID} -U -s /bin/bash {USER}
-git config --system --add safe.directory '*'
-mkdir -p {REPO_DIR} {STATE} {VENV}
-chown {USER}:{USER} {REPO_DIR} {VENV}
-"""
-
-SNAPSHOT_SCRIPT = f"""set -e
-cd {REPO_DIR}
-git ls-files -z --others -x '__pycache__/' -x '*.pyc' | tar --null -T - -cf {STATE}/post-install.tar
-git rev-parse HEAD > {STATE}/commit
-meta=""
-for p in .git/config .git/HEAD .git/info .git/hooks; do [ -e "$p" ] && meta="$meta $p"; done
-tar -cf {STATE}/git-meta.tar -T /dev/null $meta
-rm -rf {HOME}/.cache/pip
-tar -C {HOME} -cf {STATE}/home.tar .
-chown -R root:root {VENV}
-"""
-
-GUARD_EXIT = 75  # the disk guard's exit code: the sandbox wrote more than its disk limit
-GUARD_PID = "/run/repogym-guard.pid"
-GUARD_SOURCE = f"""import os, signal, sys, time
-limit = int(sys.argv[1]) << 20
-def free():
-    st = os.statvfs("/")
-    return st.f_bavail * st.f_frsize
-start = [free()]
-def rebase(*_):
-    start[0] = free()
-signal.signal(signal.SIGUSR1, rebase)
-with open("{GUARD_PID}", "w") as fh:
-    fh.write(str(os.getpid()))
-while True:
-    time.sleep(0.1)
-    used = start[0] - free()
-    if used > limit:
-        print("repogym-guard: %d MB written, limit %d MB" % (used >> 20, limit >> 20), flush=True)
-        sys.exit({GUARD_EXIT})
-"""
-# the container's main process: the guard with the image's python3, else plain sleep
-GUARD_COMMAND = ('for p in /usr/bin/python3 /usr/local/bin/python3; do '
-                 '[ -x "$p" ] && exec "$p" -I -S -c "$0" "$1"; done; exec sleep infinity')
 
 GIT = "git -c core.hooksPath=/dev/null -c core.fsmonitor=false"
 RESET_SCRIPT = f"""keep=" ${{REPOGYM_KEEP:-}} "
@@ -156,122 +89,9 @@ if [ -f {GUARD_PID} ]; then kill -USR1 "$(cat {GUARD_PID})" 2>/dev/null || true;
 """
 
 
-class _Capped(Capped):
-    """:class:`repogym.sandboxes.agent.Capped` (first and last ``limit // 2`` bytes of a
-    stream), read back as text."""
-
-    def text(self) -> str:
-        return _capped_text(bytes(self.head), bytes(self.tail), self.dropped)
-
-
-@dataclass
-class _Pump:
-    """Reads one exec's multiplexed output in a worker thread."""
-
-    stream: Any
-    stdout: _Capped
-    stderr: _Capped
-    log_file: IO[bytes] | None = None
-    error: BaseException | None = None
-    thread: threading.Thread = field(init=False)
-
-    def start(self) -> None:
-        self.thread = threading.Thread(target=self._run, daemon=True, name="repogym-exec")
-        self.thread.start()
-
-    def _run(self) -> None:
-        try:
-            for out, err in self.stream:
-                for data, sink in ((out, self.stdout), (err, self.stderr)):
-                    if data:
-                        sink.add(data)
-                        if self.log_file is not None:
-                            self.log_file.write(data)
-        except BaseException as exc:  # noqa: BLE001 - reported by the caller
-            self.error = exc
-        finally:
-            _close_quietly(self.stream)
-
-
-def _close_quietly(obj: Any) -> None:
-    try:
-        obj.close()
-    except Exception:  # noqa: BLE001 - closing a dead stream
-        pass
-
-
-def run_exec(
-    api: docker.APIClient,
-    container_id: str,
-    cmd: str,
-    *,
-    timeout: float,
-    user: str,
-    on_hang: Callable[[], None],
-    env: dict[str, str] | None = None,
-    workdir: str | None = None,
-    output_bytes: int = Limits().output_bytes,
-    log_file: IO[bytes] | None = None,
-) -> tuple[ExecResult, bool]:
-    """Run ``bash -c cmd`` in a container with the time limit enforced inside and out.
-
-    ``on_hang`` is called (it should kill the container) when the command has not come
-    back ``HOST_GRACE`` seconds after its timeout. Returns the result and whether the
-    host had to step in.
-
-    Raises:
-        SandboxError: the engine could not run the command.
-    """
-    timeout = max(timeout, 0.01)  # `timeout 0` would mean no limit at all
-    argv = ["timeout", "-s", "KILL", f"{timeout:.3f}", "bash", "-c", cmd]
-    start = time.monotonic()
-    try:
-        exec_id = api.exec_create(container_id, argv, user=user, environment=env,
-                                  workdir=workdir)["Id"]
-        pump = _Pump(api.exec_start(exec_id, stream=True, demux=True),
-                     _Capped(output_bytes), _Capped(output_bytes), log_file)
-    except DockerException as exc:
-        raise SandboxError(f"cannot exec in container {container_id[:12]}: {exc}") from exc
-    pump.start()
-    pump.thread.join(timeout + HOST_GRACE)
-    hung = pump.thread.is_alive()
-    if hung:
-        on_hang()
-        pump.thread.join(HOST_GRACE)
-    duration = time.monotonic() - start
-    code = None if hung else _exit_code(api, exec_id, pump)
-    timed_out = hung or (code in (124, 137) and duration >= timeout)
-    result = ExecResult(exit_code=-9 if timed_out else int(code or 0), stdout=pump.stdout.text(),
-                        stderr=pump.stderr.text(), duration=duration, timed_out=timed_out)
-    return result, hung
-
-
-def _exit_code(api: docker.APIClient, exec_id: str, pump: _Pump) -> int:
-    """The finished exec's exit code (the engine may need a moment to record it)."""
-    if pump.error is not None:
-        raise SandboxError(f"lost the output stream of a command: {pump.error}") from pump.error
-    deadline = time.monotonic() + 5.0
-    try:
-        while True:
-            info = api.exec_inspect(exec_id)
-            if not info.get("Running") and info.get("ExitCode") is not None:
-                return int(info["ExitCode"])
-            if time.monotonic() > deadline:
-                raise SandboxError("a command finished but the engine reports no exit code "
-                                   "(did the container die?)")
-            time.sleep(0.02)
-    except DockerException as exc:
-        raise SandboxError(f"cannot inspect a command's exit code: {exc}") from exc
-
-
 def _uncap(parts: Sequence[Any]) -> str:
-    """The agent's ``[head, tail, dropped]`` as text, like :meth:`_Capped.text`."""
-    return _capped_text(base64.b64decode(parts[0]), base64.b64decode(parts[1]), int(parts[2]))
-
-
-def _capped_text(head: bytes, tail: bytes, dropped: int) -> str:
-    mid = f"\n[... {dropped} bytes dropped ...]\n".encode() if dropped else b""
-    return (head + mid + tail).decode("utf-8", errors="replace")
+    """The agent's ``[head, tail, dropped]`` as text, like a capped exec's output."""
+    return capped_text(base64.b64decode(parts[0]), base64.b64decode(parts[1]), int(parts[2]))
 
 
 def _on_tmpfs(path: str) -> bool:
@@ -349,9 +169,10 @@ class DockerSandbox(Sandbox):
         try:  # create + start, not run: never pull an env image from a registry
             self.container = self.client.containers.create(self.env.ref, **self._run_kwargs())
             self.container.start()
-        except DockerException as exc:
+        except ENGINE_ERRORS as exc:
             self._remove()
-            raise SandboxError(f"cannot start a sandbox on {self.env.ref}: {exc}") from exc
+            raise SandboxError(f"cannot start a sandbox on {self.env.ref}: "
+                               f"{engine_trouble(exc, self.client)}") from exc
         self.broken = False
 
     def _run_kwargs(self) -> dict[str, Any]:
@@ -359,7 +180,7 @@ class DockerSandbox(Sandbox):
         mem = f"{lim.memory_mb}m"
         tmp_mb = max(64, lim.memory_mb // 2)
         return dict(
-            command=["sh", "-c", GUARD_COMMAND, GUARD_SOURCE, str(self.disk_mb)],
+            command=guard_command(self.disk_mb),
             user="root", init=True, name=f"repogym-sbx-{secrets.token_hex(6)}", labels=self.labels,
             network_mode="bridge" if lim.network else "none",
             mem_limit=mem, memswap_limit=mem, nano_cpus=int(lim.cpus * 1e9),
@@ -377,7 +198,7 @@ class DockerSandbox(Sandbox):
         if self.container is not None:
             try:
                 self.container.kill()
-            except DockerException as exc:
+            except ENGINE_ERRORS as exc:
                 log.warning("could not kill sandbox %s: %s", self.container.short_id, exc)
 
     def exec(
@@ -414,15 +235,16 @@ class DockerSandbox(Sandbox):
         return result
 
     def _why_stopped(self) -> SandboxError | None:
-        """A SandboxError naming the disk guard when it is what stopped the container."""
+        """A SandboxError naming the limit when one is what stopped the container."""
         if self.container is None or self._running():
             return None
-        state = self.container.attrs.get("State") or {}
-        if state.get("ExitCode") != GUARD_EXIT:
+        lim = self.limits
+        reason = stop_reason(self.container.attrs.get("State") or {}, disk_mb=self.disk_mb,
+                             memory_mb=lim.memory_mb, pids=lim.pids)
+        if reason is None:
             return None
         self.broken = True
-        return SandboxError(f"the sandbox wrote more than its disk limit ({self.disk_mb} MB); "
-                            "the disk guard stopped it")
+        return SandboxError(f"the sandbox {reason}; the guard stopped it")
 
     # -- the in-container agent (see repogym.sandboxes.agent) ------------------------------
 
@@ -536,16 +358,17 @@ class DockerSandbox(Sandbox):
             except NotFound:
                 self._housekeep(f"mkdir -p {shlex.quote(parent)}", f"create {parent}")
                 self.client.api.put_archive(self.container_id, parent, archive)
-        except DockerException as exc:
-            raise SandboxError(f"cannot write {path}: {exc}") from exc
+        except ENGINE_ERRORS as exc:
+            raise SandboxError(f"cannot write {path}: {engine_trouble(exc, self.client)}") from exc
 
     def _write_via_staging(self, target: str, data: bytes, mode: int) -> None:
         """Write into a tmpfs mount: archive into /var/tmp, then move the file there."""
         staged = f".rg-xfer-{secrets.token_hex(8)}"
         try:
             self.client.api.put_archive(self.container_id, SCRATCH, tar_bytes(staged, data, mode))
-        except DockerException as exc:
-            raise SandboxError(f"cannot write {target}: {exc}") from exc
+        except ENGINE_ERRORS as exc:
+            raise SandboxError(f"cannot write {target}: {engine_trouble(exc, self.client)}") \
+                from exc
         parent, quoted = shlex.quote(posixpath.dirname(target)), shlex.quote(target)
         self._housekeep(f"mkdir -p {parent} && mv -f {SCRATCH}/{staged} {quoted}",
                         f"write {target}")
@@ -578,8 +401,9 @@ class DockerSandbox(Sandbox):
                 data, link = _member_bytes(chunks, path)
             except NotFound:
                 raise FileNotFoundError(path) from None
-            except DockerException as exc:
-                raise SandboxError(f"cannot read {path}: {exc}") from exc
+            except ENGINE_ERRORS as exc:
+                raise SandboxError(f"cannot read {path}: {engine_trouble(exc, self.client)}") \
+                    from exc
             if data is not None:
                 return data
             target = posixpath.normpath(posixpath.join(posixpath.dirname(target), link or ""))
@@ -598,8 +422,8 @@ class DockerSandbox(Sandbox):
         try:
             chunks, _stat = self.client.api.get_archive(self.container_id, staged)
             data, _link = _member_bytes(chunks, path)
-        except DockerException as exc:
-            raise SandboxError(f"cannot read {path}: {exc}") from exc
+        except ENGINE_ERRORS as exc:
+            raise SandboxError(f"cannot read {path}: {engine_trouble(exc, self.client)}") from exc
         finally:
             self.exec(["rm", "-f", staged], timeout=60, user="root")
         return data or b""
@@ -646,7 +470,7 @@ class DockerSandbox(Sandbox):
             return False
         try:
             self.container.reload()
-        except DockerException:
+        except ENGINE_ERRORS:
             return False
         return bool(self.container.status == "running")
 
@@ -665,7 +489,7 @@ class DockerSandbox(Sandbox):
                 self.container.remove(force=True)
             except NotFound:
                 pass
-            except DockerException as exc:
+            except ENGINE_ERRORS as exc:
                 log.warning("could not remove sandbox %s: %s", self.container.short_id, exc)
             self.container = None
 
@@ -674,76 +498,6 @@ class DockerSandbox(Sandbox):
         if not self.closed:
             self.closed = True
             self._remove()
-
-
-class _BuildContainer:
-    """The throw-away container an environment image is built in."""
-
-    def __init__(self, client: docker.DockerClient, container: Container, spec: EnvSpec,
-                 timeout: float) -> None:
-        self.container, self.spec, self.timeout = container, spec, timeout
-        self.api: docker.APIClient = client.api
-
-    def run(self, cmd: str, *, user: str = "root", env: dict[str, str] | None = None,
-            workdir: str | None = None, log_file: IO[bytes] | None = None) -> ExecResult:
-        result, _ = run_exec(self.api, str(self.container.id), cmd, timeout=self.timeout,
-                             user=user, env=env, workdir=workdir, log_file=log_file,
-                             on_hang=self.kill)
-        return result
-
-    def must(self, cmd: str, what: str, user: str = "root") -> None:
-        """Run a housekeeping script; any failure is an ImageBuildError."""
-        res = self.run(cmd, user=user)
-        if not res.ok:
-            detail = "timed out" if res.timed_out else f"exit code {res.exit_code}"
-            raise ImageBuildError(f"{self.spec.repo}: {what} failed ({detail}): "
-                                  f"{_tail(res.stdout + res.stderr)}")
-
-    def kill(self) -> None:
-        try:
-            self.container.kill()
-        except DockerException:
-            pass
-
-    def remove(self) -> None:
-        try:
-            self.container.remove(force=True)
-        except DockerException as exc:
-            log.warning("could not remove build container %s: %s", self.container.short_id, exc)
-
-    def copy_repo(self, repo_path: Path) -> None:
-        """Copy the checkout (with .git) to /repo, owned by repogym."""
-        with tempfile.TemporaryFile() as tmp:
-            with tarfile.open(fileobj=tmp, mode="w") as tar:
-                tar.add(str(repo_path), arcname=".", filter=_own_by_user)
-            tmp.seek(0)
-            try:
-                self.container.put_archive(REPO_DIR, tmp)
-            except DockerException as exc:
-                raise ImageBuildError(f"{self.spec.repo}: cannot copy the checkout: {exc}") \
-                    from exc
-
-
-def _own_by_user(info: tarfile.TarInfo) -> tarfile.TarInfo:
-    info.uid = info.gid = UID
-    info.uname = info.gname = USER
-    return info
-
-
-def _tail(text: str, lines: int = TAIL_LINES) -> str:
-    return "\n".join(text.rstrip().splitlines()[-lines:])
-
-
-def _venv_env(client: docker.DockerClient, image: str) -> dict[str, str]:
-    """An image's environment with the venv activated (its bin first on PATH)."""
-    try:
-        pairs = client.images.get(image).attrs.get("Config", {}).get("Env") or []
-    except DockerException as exc:
-        raise ImageBuildError(f"cannot inspect base image {image!r}: {exc}") from exc
-    env = dict(p.split("=", 1) for p in pairs if "=" in p)
-    env["PATH"] = f"{VENV}/bin:{env.get('PATH', DEFAULT_PATH)}"
-    env["VIRTUAL_ENV"] = VENV
-    return env
 
 
 class DockerProvider(SandboxProvider):
@@ -782,7 +536,13 @@ class DockerProvider(SandboxProvider):
         return Limits(memory_mb=s.memory_mb, cpus=s.cpus, pids=s.pids)
 
     def build_env(self, spec: EnvSpec, repo_path: Path, log_dir: Path) -> EnvImage:
-        """Build the environment image (or reuse the one with the same digest); see base."""
+        """Build the environment image (or reuse the one with the same digest); see base.
+
+        The install runs under the sandbox's memory, CPU and pids limits, with
+        ``Settings.build_disk_mb`` of disk and ``Settings.install_timeout`` per step (see
+        :mod:`repogym.sandboxes.env_build`); a build that hits one raises an
+        :class:`~repogym.errors.InstallError` naming it.
+        """
         tag = env_image_tag(spec)
         if image_exists(self.client, tag):
             return EnvImage(spec=spec, provider=self.name, ref=tag, repo_dir=REPO_DIR,
@@ -790,64 +550,12 @@ class DockerProvider(SandboxProvider):
         start = time.monotonic()
         ensure_base_image(spec.base_image, self.client)
         log_dir.mkdir(parents=True, exist_ok=True)
-        build = self._start_build(spec)
-        try:
-            self._populate(build, repo_path, log_dir)
-            self._commit(build, tag)
-        except SandboxError as exc:  # the engine failed mid-build
-            raise ImageBuildError(f"{spec.repo}: building {tag} failed: {exc}") from exc
-        finally:
-            build.remove()
+        image_labels = {**self.labels("env"), "repogym.repo": spec.repo,
+                        "repogym.digest": spec.digest()}
+        build_env_image(self.client, spec, repo_path, log_dir, self.settings, tag,
+                        build_labels=self.labels("build"), image_labels=image_labels)
         return EnvImage(spec=spec, provider=self.name, ref=tag, repo_dir=REPO_DIR,
                         build_seconds=time.monotonic() - start)
-
-    def _start_build(self, spec: EnvSpec) -> _BuildContainer:
-        try:
-            container = self.client.containers.run(
-                spec.base_image, command=["sleep", "infinity"], detach=True, user="root",
-                init=True, network_mode="bridge", labels=self.labels("build"),
-                name=f"repogym-build-{spec.digest()}-{secrets.token_hex(3)}",
-            )
-        except DockerException as exc:
-            raise ImageBuildError(f"{spec.repo}: cannot start a build container from "
-                                  f"{spec.base_image}: {exc}") from exc
-        return _BuildContainer(self.client, container, spec, self.settings.install_timeout)
-
-    def _populate(self, build: _BuildContainer, repo_path: Path, log_dir: Path) -> None:
-        spec = build.spec
-        build.must(PREPARE_SCRIPT, "preparing the base image (git, procps, user repogym)")
-        build.copy_repo(repo_path)
-        build.must(f"{spec.python} -m venv {VENV}", f"creating the venv with {spec.python}",
-                   user=USER)
-        env = {**_venv_env(self.client, spec.base_image), "HOME": HOME}
-        for i, step in enumerate(spec.install_steps):
-            self._install_step(build, i, step, env, log_dir / f"install-{i}.log")
-        build.must(SNAPSHOT_SCRIPT, "snapshotting the post-install state")
-
-    def _install_step(self, build: _BuildContainer, i: int, step: str, env: dict[str, str],
-                      log_path: Path) -> None:
-        with log_path.open("wb") as log_file:
-            log_file.write(f"$ {step}\n".encode())
-            res = build.run(step, user=USER, env=env, workdir=REPO_DIR, log_file=log_file)
-            if res.timed_out:
-                log_file.write(f"\n[killed after {build.timeout:.0f}s]\n".encode())
-        if not res.ok:
-            tail = _tail(log_path.read_text(errors="replace"))
-            raise InstallError(repo=build.spec.repo, step=step, log_path=log_path, tail=tail)
-
-    def _commit(self, build: _BuildContainer, tag: str) -> None:
-        spec = build.spec
-        repository, _, version = tag.rpartition(":")
-        labels = {**self.labels("env"), "repogym.repo": spec.repo,
-                  "repogym.digest": spec.digest()}
-        env = _venv_env(self.client, spec.base_image)
-        conf = {"User": "root", "WorkingDir": REPO_DIR, "Cmd": ["sleep", "infinity"],
-                "Env": [f"{k}={v}" for k, v in env.items()], "Labels": labels}
-        try:
-            build.container.commit(repository=repository, tag=version, conf=conf)
-        except DockerException as exc:
-            raise ImageBuildError(f"{spec.repo}: cannot commit the environment image: {exc}") \
-                from exc
 
     def open(self, env: EnvImage, limits: Limits | None = None) -> DockerSandbox:
         """Start a sandbox container on ``env`` (see base)."""
@@ -866,7 +574,12 @@ class DockerProvider(SandboxProvider):
         removed = 0
         for kind in ("sandbox", "build"):
             labels: list[str] = [f"{k}={v}" for k, v in self.labels(kind).items()]
-            for container in self.client.containers.list(all=True, filters={"label": labels}):
+            try:
+                found = self.client.containers.list(all=True, filters={"label": labels})
+            except ENGINE_ERRORS as exc:
+                raise SandboxError(f"cannot list containers: {engine_trouble(exc, self.client)}") \
+                    from exc
+            for container in found:
                 try:
                     container.remove(force=True)
                     removed += 1

@@ -28,6 +28,7 @@ from typing import Any
 
 from repogym.config import DEFAULT_BASE_IMAGE
 from repogym.errors import ImageBuildError
+from repogym.sandboxes.engine import ENGINE_ERRORS, docker_client, engine_trouble
 from repogym.schemas.records import EnvSpec
 
 log = logging.getLogger(__name__)
@@ -49,24 +50,12 @@ BASE_CHANGES: tuple[str, ...] = (
 DEBOOTSTRAP_TIMEOUT = 1800.0
 
 
-def docker_client(client: Any = None) -> Any:
-    """``client`` itself, or a client from the environment (``DOCKER_HOST`` etc.).
+def image_exists(client: Any, name: str) -> bool:
+    """Whether an image (tag or id) exists in the engine.
 
     Raises:
-        ImageBuildError: no Docker engine is reachable.
+        ImageBuildError: the engine could not be asked.
     """
-    if client is not None:
-        return client
-    import docker
-
-    try:
-        return docker.from_env()
-    except docker.errors.DockerException as exc:
-        raise ImageBuildError(f"no Docker engine reachable: {exc}") from exc
-
-
-def image_exists(client: Any, name: str) -> bool:
-    """Whether an image (tag or id) exists in the local engine."""
     import docker
 
     try:
@@ -74,8 +63,9 @@ def image_exists(client: Any, name: str) -> bool:
         return True
     except docker.errors.ImageNotFound:
         return False
-    except docker.errors.DockerException as exc:
-        raise ImageBuildError(f"cannot inspect image {name!r}: {exc}") from exc
+    except ENGINE_ERRORS as exc:
+        raise ImageBuildError(f"cannot inspect image {name!r}: {engine_trouble(exc, client)}") \
+            from exc
 
 
 def env_image_tag(spec: EnvSpec) -> str:
@@ -93,7 +83,7 @@ def ensure_base_image(
     ca_bundle: Path = Path(CA_PATH),
     force: bool = False,
 ) -> bool:
-    """Make sure the base image ``name`` exists locally.
+    """Make sure the base image ``name`` exists in the engine.
 
     Repogym's own default (:data:`DEFAULT_BASE_IMAGE`) is built from Debian packages
     (needs root and ``debootstrap``; about a minute); any other name is pulled.
@@ -124,13 +114,12 @@ def ensure_base_image(
 
 
 def _pull(client: Any, name: str) -> None:
-    import docker
-
     try:
         client.images.pull(name)
-    except docker.errors.DockerException as exc:
+    except ENGINE_ERRORS as exc:
         raise ImageBuildError(
-            f"base image {name!r} is not present locally and could not be pulled ({exc}); "
+            f"base image {name!r} is not present locally and could not be pulled "
+            f"({engine_trouble(exc, client)}); "
             f"load it with `docker load`, or use {DEFAULT_BASE_IMAGE!r}, which repogym "
             "builds from Debian packages"
         ) from exc
@@ -209,16 +198,24 @@ def _configure_rootfs(rootfs: Path, ca_bundle: Path, log_file: Any, log_path: Pa
 
 
 def _import(client: Any, tarball: Path, name: str, log_path: Path) -> None:
-    import docker
+    """``docker import`` of the root file system, its bytes sent over the API.
+
+    Sent as data, never as a path: a path that is not a file here would be passed to the
+    engine as a URL to fetch (``fromSrc``), and the engine may be another machine.
+    """
     from docker.utils import parse_repository_tag
 
     repository, tag = parse_repository_tag(name)
     try:
-        out = client.api.import_image(src=str(tarball), repository=repository,
-                                      tag=tag or "latest", changes=list(BASE_CHANGES))
-    except docker.errors.DockerException as exc:
-        raise ImageBuildError(f"docker import of {name!r} failed: {exc} (log: {log_path})") \
-            from exc
+        with tarball.open("rb") as data:
+            out = client.api.import_image_from_data(data, repository=repository,
+                                                    tag=tag or "latest",
+                                                    changes=list(BASE_CHANGES))
+    except ENGINE_ERRORS as exc:  # before OSError: requests' errors are OSErrors too
+        raise ImageBuildError(f"docker import of {name!r} failed: "
+                              f"{engine_trouble(exc, client)} (log: {log_path})") from exc
+    except OSError as exc:
+        raise ImageBuildError(f"cannot read {tarball}: {exc} (log: {log_path})") from exc
     if "error" in str(out).lower() or not image_exists(client, name):
         raise ImageBuildError(f"docker import of {name!r} failed: {out} (log: {log_path})")
 
