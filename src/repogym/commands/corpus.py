@@ -204,13 +204,18 @@ def print_run(result: Any) -> None:
 
     table = Table(title=f"corpus run: {len(result.repos)} repositories, "
                         f"{len(result.failed)} failed, {result.seconds:.1f}s")
-    head = ["repo", "status", "candidates", "judged", "accepted", "yield", "rejected", "mined",
-            "cached", "error"]
-    for h in head:
-        table.add_column(h)
-    for row in summary_rows(result):
+    head = ["repo", "status", "candidates", "judged", "accepted", "yield", "mined"]
+    for h in head:  # the counts fit 80 columns; the long fields follow, one line each
+        table.add_column(h, no_wrap=h == "repo", overflow="fold")
+    rows = summary_rows(result)
+    for row in rows:
         table.add_row(*(Text(str(row[h])) for h in head))
-    Console().print(table)
+    console = Console()
+    console.print(table)
+    for row in rows:
+        for h in ("rejected", "cached", "error"):
+            if row[h]:
+                console.print(Text(f"{row['repo']}: {h}: {row[h]}"))
 
 
 def serve(file: Optional[Path] = FILE_OPTION,
