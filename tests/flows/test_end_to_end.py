@@ -8,6 +8,7 @@ applied on top (each must pass).
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -26,10 +27,12 @@ def corpus(tmp_path_factory, base_image):
     out = tmp_path_factory.mktemp("e2e")
     settings = Settings(out=out, max_candidates=6, baseline_runs=2, oracle_runs=2, seed=1,
                         max_combined=2, probes=1)
-    summaries = {}
-    for name in SAMPLES:
-        path = sample_repo(name, out / "samples")
-        summaries[name] = repo_flow(RepoSpec(source=str(path)), settings)
+    paths = {name: sample_repo(name, out / "samples") for name in SAMPLES}
+    # the three repositories at once, as a corpus run does: one store, concurrent writers
+    with ThreadPoolExecutor(len(SAMPLES)) as pool:
+        futures = {name: pool.submit(repo_flow, RepoSpec(source=str(path)), settings)
+                   for name, path in paths.items()}
+        summaries = {name: f.result() for name, f in futures.items()}
     return settings, summaries
 
 

@@ -135,7 +135,14 @@ LOOKUP = ("    import socket\n    try:\n        socket.getaddrinfo('repogym-nowh
           "    except OSError:\n        pass\n")
 
 
+def local_only(world) -> None:
+    """The side-effect account is the report plugin's, the same in every provider."""
+    if type(world.sandbox).__name__ != "LocalSandbox":
+        pytest.skip("provider-independent; covered by the local provider")
+
+
 def test_mined_fix_whose_new_test_misbehaves_is_rejected_for_it(world):
+    local_only(world)
     odd = TESTS.replace("def test_first_n():\n", "def test_first_n():\n" + LOOKUP)
     tests = unified_diff("tests/test_ops.py", OLD_PROJECT["tests/test_ops.py"], odd)
     j = world.judge(mined(test_patch=tests))
@@ -144,6 +151,7 @@ def test_mined_fix_whose_new_test_misbehaves_is_rejected_for_it(world):
 
 
 def test_passing_test_with_side_effects_is_kept_out_of_pass_to_pass(world):
+    local_only(world)
     odd = TESTS.replace("def test_add():\n", "def test_add():\n" + LOOKUP)
     assert odd != TESTS
     tests = unified_diff("tests/test_ops.py", OLD_PROJECT["tests/test_ops.py"], odd)

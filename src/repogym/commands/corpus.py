@@ -135,6 +135,47 @@ def remove(name: str = typer.Argument(..., help="The repo's name (see `corpus li
     typer.echo(f"removed {name} from {path} ({len(config.repos)} repo(s) left)")
 
 
+@app.command("status")
+def status(file: Optional[Path] = FILE_OPTION,
+           out: Optional[Path] = typer.Option(None, help="Data folder (default: REPOGYM_OUT)."),
+           as_json: bool = typer.Option(False, "--json", help="One JSON array.")) -> None:
+    """Where each repository stands: last run, its error, commits, judged and rows per table.
+
+    Reads the state and the dataset only (no clone, no engine). Repositories no longer in
+    the corpus file but with a state are listed too (marked "removed").
+    """
+    from rich.table import Table
+
+    from repogym.config import Settings
+    from repogym.corpus.status import corpus_standing
+    from repogym.flows.corpus_flow import jobs_from_config
+
+    path = _path(file)
+    settings = Settings() if out is None else Settings(out=out)
+    with _errors(path):
+        names = [j.name for j in jobs_from_config(CorpusConfig.load(path, check_paths=False),
+                                                  settings)]
+        rows = corpus_standing(names, settings.out)
+    if as_json:
+        typer.echo(json.dumps([r.model_dump(mode="json") for r in rows], indent=2))
+        return
+    table = Table(title=f"corpus {path} -> {settings.out}")
+    for h in ("repo", "last run", "ok", "commit", "mined to", "judged", "tasks", "rejected",
+              "infra"):
+        table.add_column(h, no_wrap=h == "repo", overflow="fold")
+    for r in rows:
+        table.add_row(Text(r.repo + ("" if r.in_corpus else " (removed)")),
+                      r.last_run.strftime("%Y-%m-%d %H:%M") if r.last_run else "never",
+                      "" if r.last_run is None else ("no" if r.last_error else "yes"),
+                      (r.last_commit or "")[:10], (r.last_mined_commit or "")[:10],
+                      str(r.judged), str(r.tasks), str(r.rejected), str(r.infra))
+    console = Console()
+    console.print(table)
+    for r in rows:
+        if r.last_error:
+            console.print(Text(f"{r.repo}: last error: {r.last_error}"))
+
+
 @app.command("validate")
 def validate(file: Optional[Path] = FILE_OPTION) -> None:
     """Check the corpus file: keys, names, generators, budgets and that local paths exist."""
