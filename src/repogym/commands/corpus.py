@@ -144,6 +144,7 @@ def status(file: Optional[Path] = FILE_OPTION,
     Reads the state and the dataset only (no clone, no engine). Repositories no longer in
     the corpus file but with a state are listed too (marked "removed").
     """
+    from rich import box
     from rich.table import Table
 
     from repogym.config import Settings
@@ -159,15 +160,16 @@ def status(file: Optional[Path] = FILE_OPTION,
     if as_json:
         typer.echo(json.dumps([r.model_dump(mode="json") for r in rows], indent=2))
         return
-    table = Table(title=f"corpus {path} -> {settings.out}")
-    for h in ("repo", "last run", "ok", "commit", "mined to", "judged", "tasks", "rejected",
+    table = Table(title=f"corpus {path} -> {settings.out}", box=box.SIMPLE_HEAD,
+                  pad_edge=False, padding=(0, 1, 0, 0))
+    for h in ("repo", "last run", "commit", "mined", "judged", "tasks", "rejected",
               "infra"):
-        table.add_column(h, no_wrap=h == "repo", overflow="fold")
+        table.add_column(h, no_wrap=True)
     for r in rows:
+        when = r.last_run.strftime("%m-%d %H:%M") if r.last_run else "never"
         table.add_row(Text(r.repo + ("" if r.in_corpus else " (removed)")),
-                      r.last_run.strftime("%Y-%m-%d %H:%M") if r.last_run else "never",
-                      "" if r.last_run is None else ("no" if r.last_error else "yes"),
-                      (r.last_commit or "")[:10], (r.last_mined_commit or "")[:10],
+                      when + (" failed" if r.last_error else ""),
+                      (r.last_commit or "")[:7], (r.last_mined_commit or "")[:7],
                       str(r.judged), str(r.tasks), str(r.rejected), str(r.infra))
     console = Console()
     console.print(table)
