@@ -18,7 +18,6 @@ from __future__ import annotations
 import os
 import socket
 import threading
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,6 +27,7 @@ from repogym.sandboxes.images import env_image_tag
 from repogym.schemas.records import EnvImage, RepoSpec
 from repogym.toolchains import PythonToolchain
 from tests.conftest import TINY_PROJECT, git
+from tests.processes import pids_marked
 
 MARK = "rg-hostile-mark"
 DISK_CAP_MB = 2048  # what the disk filler would write if nothing stopped it
@@ -250,17 +250,7 @@ def derive_env(provider: DockerProvider, shared: EnvImage, src: Path, commit: st
 
 def marked_pids() -> list[int]:
     """Host pids whose command line carries :data:`MARK` (container processes included)."""
-    pids = []
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/cmdline", "rb") as fh:
-                if MARK.encode() in fh.read():
-                    pids.append(int(entry.name))
-        except OSError:
-            continue
-    return pids
+    return pids_marked(MARK)
 
 
 def free_mb(path: str = "/var/lib/docker") -> float:
@@ -340,10 +330,3 @@ def bridge_address(client) -> str:
     return net.attrs["IPAM"]["Config"][0]["Gateway"]
 
 
-def wait_until(cond, timeout: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if cond():
-            return True
-        time.sleep(0.1)
-    return cond()

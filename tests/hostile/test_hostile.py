@@ -33,8 +33,8 @@ from repogym.sandboxes.docker import DockerProvider, cleanup_images
 from repogym.schemas.records import RepoSpec, Status
 from repogym.toolchains import PythonToolchain
 from tests.hostile.conftest import (CASES, DISK_CAP_MB, MARK, Case, Listener, Observer,
-                                    bridge_address, derive_env, make_hostile_repo, marked_pids,
-                                    wait_until)
+                                    bridge_address, derive_env, make_hostile_repo, marked_pids)
+from tests.processes import wait_until
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 

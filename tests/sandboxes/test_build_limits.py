@@ -27,6 +27,7 @@ from repogym.errors import InstallError
 from repogym.sandboxes.docker import DockerProvider, cleanup_images
 from repogym.sandboxes.images import env_image_tag
 from repogym.schemas.records import EnvSpec
+from tests.processes import pids_marked, wait_until
 from tests.sandboxes.test_conformance import INSTALL, make_checkout, make_spec
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -109,26 +110,7 @@ def hostile_repo(root: Path, case: str) -> Path:
 
 def marked_pids() -> list[int]:
     """Host pids whose command line carries :data:`MARK` (container processes included)."""
-    pids = []
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/cmdline", "rb") as fh:
-                if MARK.encode() in fh.read():
-                    pids.append(int(entry.name))
-        except OSError:
-            continue
-    return pids
-
-
-def wait_until(cond: Any, timeout: float = 15.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if cond():
-            return True
-        time.sleep(0.1)
-    return bool(cond())
+    return pids_marked(MARK)
 
 
 @pytest.fixture(scope="module")
@@ -157,7 +139,7 @@ def assert_nothing_left(provider: DockerProvider, client: Any, spec: EnvSpec) ->
     assert client.containers.list(all=True, filters=mine) == []
     assert client.images.list(filters=mine) == []
     assert client.images.list(name=env_image_tag(spec).rsplit(":", 1)[0]) == []
-    assert wait_until(lambda: not marked_pids()), f"left running: {marked_pids()}"
+    assert wait_until(lambda: not marked_pids(), 15), f"left running: {marked_pids()}"
 
 
 @pytest.mark.parametrize("case, limit", [

@@ -36,15 +36,15 @@ from pathlib import Path
 from typing import Any, Callable, Collection, TypeVar
 
 import git
-from prefect import task
 from prefect.cache_policies import NO_CACHE
 from prefect.filesystems import LocalFileSystem
 from prefect.results import ResultStore
-from prefect.states import Failed, State
+from prefect.states import State
 
 import repogym
 from repogym.config import Settings
 from repogym.errors import RepogymError
+from repogym.flows.repo_flow import stage_state
 from repogym.generators.mined import CommitSelection, statements_from_github
 from repogym.repos import is_url
 from repogym.schemas.records import Checkout, RepoSpec, short_hash
@@ -205,18 +205,6 @@ def cached_stage(stage: str, fn: Callable[[], T], *, key: str | None, results: P
     Returns:
         The result, and whether it came from the cache (the task run is ``Cached``).
     """
-    caught: list[RepogymError] = []
-
-    def body() -> T | State:
-        try:
-            return fn()
-        except RepogymError as exc:
-            caught.append(exc)
-            return Failed(message=_one_line(exc))
-
-    def transient(_task: object, _run: object, _state: State) -> bool:
-        return bool(caught) and retry_if is not None and retry_if(caught[-1])
-
     options: dict[str, Any] = {"cache_policy": NO_CACHE, "persist_result": False}
     if key is not None and results is not None:
         refresh = stale(results, key, valid)
@@ -225,10 +213,8 @@ def cached_stage(stage: str, fn: Callable[[], T], *, key: str | None, results: P
                               "recomputing", stage, key)
         options = {"cache_key_fn": lambda *_: key, "result_storage": results,
                    "persist_result": True, "refresh_cache": refresh}
-    t = task(body, name=stage, tags=list(tags), retries=retries,
-             retry_delay_seconds=retry_delay,
-             retry_condition_fn=transient if retries else None, **options)
-    state = t(return_state=True)
+    state, caught = stage_state(stage, fn, retries=retries, retry_if=retry_if,
+                                retry_delay=retry_delay, tags=tags, **options)
     if state.is_failed():
         _drop_failure_record(state, results)
         if caught:
@@ -256,8 +242,3 @@ def run_logger() -> logging.Logger | logging.LoggerAdapter[logging.Logger]:
         return get_run_logger()
     except MissingContextError:
         return log
-
-
-def _one_line(exc: BaseException) -> str:
-    lines = str(exc).strip().splitlines()
-    return lines[0] if lines else type(exc).__name__

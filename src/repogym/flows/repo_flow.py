@@ -7,7 +7,7 @@ under Prefect (names, retries for the transient ones, tags for concurrency limit
 from __future__ import annotations
 
 from contextvars import ContextVar
-from typing import Callable, TypeVar
+from typing import Any, Callable, Sequence, TypeVar
 
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
@@ -29,11 +29,29 @@ def prefect_stage(stage: str, fn: Callable[[], T], *, retries: int = 0,
                   retry_delay: float = 0.0) -> T:
     """Run one stage as a Prefect task (no result caching: inputs hold live sandboxes).
 
+    See :func:`stage_state`; the stage's RepogymError is raised again here for the flow to
+    report, and the last one if every attempt failed.
+    """
+    state, caught = stage_state(stage, fn, retries=retries, retry_if=retry_if,
+                                retry_delay=retry_delay, tags=TAGS.get(stage, []),
+                                cache_policy=NO_CACHE, persist_result=False)
+    if state.is_failed() and caught:
+        raise caught[-1]
+    return state.result()  # type: ignore[no-any-return]
+
+
+def stage_state(stage: str, fn: Callable[[], T], *, retries: int = 0,
+                retry_if: Callable[[RepogymError], bool] | None = None,
+                retry_delay: float = 0.0, tags: Sequence[str] = (),
+                **task_options: Any) -> tuple[State, list[RepogymError]]:
+    """Run ``fn`` as a Prefect task named ``stage``: its final state, and the RepogymErrors
+    its attempts raised (oldest first).
+
     A RepogymError (bad input, failed install, broken sandbox) ends the task run as Failed
-    with its one-line message, not as a crash with a traceback in the logs, and is raised
-    again here for the flow to report. With ``retries``, a failure for which ``retry_if``
-    holds (a transient one) is retried by Prefect up to that many times, ``retry_delay``
-    seconds apart; the last error is raised if every attempt failed.
+    with its one-line message, not as a crash with a traceback in the logs. With
+    ``retries``, a failure for which ``retry_if`` holds (a transient one) is retried by
+    Prefect up to that many times, ``retry_delay`` seconds apart. ``task_options`` go to
+    Prefect's ``task`` (caching, result storage).
     """
     caught: list[RepogymError] = []
 
@@ -47,13 +65,10 @@ def prefect_stage(stage: str, fn: Callable[[], T], *, retries: int = 0,
     def transient(_task: object, _run: object, _state: State) -> bool:
         return bool(caught) and retry_if is not None and retry_if(caught[-1])
 
-    t = task(body, name=stage, cache_policy=NO_CACHE, tags=TAGS.get(stage, []),
-             persist_result=False, retries=retries, retry_delay_seconds=retry_delay,
-             retry_condition_fn=transient if retries else None)
-    state = t(return_state=True)
-    if state.is_failed() and caught:
-        raise caught[-1]
-    return state.result()  # type: ignore[no-any-return]
+    t = task(body, name=stage, tags=list(tags), retries=retries,
+             retry_delay_seconds=retry_delay,
+             retry_condition_fn=transient if retries else None, **task_options)
+    return t(return_state=True), caught
 
 
 # Live progress for whoever started the flow (the CLI); not a flow parameter, since

@@ -53,7 +53,8 @@ from repogym.sandboxes.base import ExecResult, Limits, Sandbox, SandboxProvider,
 from repogym.sandboxes.channel import (Channel, ChannelClosed, ChannelTimeout,
                                        docker_exec_channel, new_tag)
 from repogym.sandboxes.docker_exec import HOST_GRACE, capped_text, run_exec
-from repogym.sandboxes.engine import ENGINE_ERRORS, docker_client, engine_trouble
+from repogym.sandboxes.engine import (ENGINE_ERRORS, docker_client, engine_trouble,
+                                      remove_container)
 from repogym.sandboxes.env_build import (HOME, REPO_DIR, STATE, UID, USER, VENV,
                                          build_env_image, venv_env)
 from repogym.sandboxes.guard import GUARD_PID, guard_command, stop_reason
@@ -485,12 +486,7 @@ class DockerSandbox(Sandbox):
             channel.close()
         self._spawned = []
         if self.container is not None:
-            try:
-                self.container.remove(force=True)
-            except NotFound:
-                pass
-            except ENGINE_ERRORS as exc:
-                log.warning("could not remove sandbox %s: %s", self.container.short_id, exc)
+            remove_container(self.container, "sandbox")
             self.container = None
 
     def close(self) -> None:

@@ -22,17 +22,19 @@ A failure to reach the engine names its address (:func:`engine_address`), and
 
 from __future__ import annotations
 
+import logging
 import os
 from typing import Any
 
 import docker
-from docker.errors import APIError, DockerException
+from docker.errors import APIError, DockerException, NotFound
 from requests.exceptions import RequestException
 
 from repogym.errors import ImageBuildError
 
 DEFAULT_ADDRESS = "unix:///var/run/docker.sock"
 # what any call to the engine may raise (besides the caller's own errors)
+log = logging.getLogger(__name__)
 ENGINE_ERRORS: tuple[type[BaseException], ...] = (DockerException, RequestException)
 
 
@@ -96,3 +98,14 @@ def engine_trouble(exc: BaseException, client: Any) -> str:
     if isinstance(exc, RequestException) and not isinstance(exc, APIError):
         return f"Docker engine at {engine_address(client)}: {exc}"  # refused, reset, timeout
     return str(exc)  # the engine answered (APIError is an HTTPError too)
+
+
+def remove_container(container: Any, what: str) -> None:
+    """Force-remove ``container`` (a ``what``: "sandbox", "build container"). Never raises:
+    one already gone is fine, an engine failure is logged (the labels let cleanup find it)."""
+    try:
+        container.remove(force=True)
+    except NotFound:
+        pass
+    except ENGINE_ERRORS as exc:
+        log.warning("could not remove %s %s: %s", what, container.short_id, exc)

@@ -50,7 +50,7 @@ from repogym.config import Settings
 from repogym.errors import ImageBuildError, InstallError, SandboxError
 from repogym.sandboxes.base import ExecResult
 from repogym.sandboxes.docker_exec import run_exec
-from repogym.sandboxes.engine import ENGINE_ERRORS, engine_trouble
+from repogym.sandboxes.engine import ENGINE_ERRORS, engine_trouble, remove_container
 from repogym.sandboxes.guard import guard_command, stop_reason
 from repogym.schemas.records import EnvSpec
 
@@ -346,14 +346,8 @@ class BuildContainer:
 
     def remove(self) -> None:
         """Remove the container. Never raises."""
-        if self.container is None:
-            return
-        try:
-            self.container.remove(force=True)
-        except NotFound:
-            pass
-        except ENGINE_ERRORS as exc:
-            log.warning("could not remove build container %s: %s", self.container.short_id, exc)
+        if self.container is not None:
+            remove_container(self.container, "build container")
 
 
 def venv_env(client: docker.DockerClient, image: str) -> dict[str, str]:
