@@ -3,12 +3,17 @@
 For each library: turn its sdist into a git repository (``repogym.samples.sample_repo``),
 build its environment image with the Python toolchain's recipe, run its test suite once in
 that image, and record whether the image built, how long it took, how many tests were
-collected and which share of them passed.
+collected, how many were skipped, xfail or failed (failed or error), and which share of them
+passed: of all tests, and of the runnable ones (tests - skipped - xfail), so that tests
+skipped for this platform are told apart from failures.
 
-    /tmp/venv/bin/python benchmarks/env_setup.py [--libs a,b,c] [--out DIR] [--jobs N]
+    /tmp/venv/bin/python benchmarks/env_setup.py [--libs a,b==1.2,c] [--out DIR] [--jobs N]
+    /tmp/venv/bin/python benchmarks/env_setup.py --render results/env_setup-<date>.json
 
 Writes ``benchmarks/results/env_setup-<date>.json`` and ``.md`` and prints the table with the
-summary line "N/M libraries built; K/M have >= 90% of tests passing".
+summary line "N/M libraries built; K/M have >= 90% of tests passing; R/M have >= 90% of
+runnable tests passing". ``--render`` prints the table of a saved results file with the
+current columns (older files get them from each row's outcome counts) and writes nothing.
 
 Images are cached by recipe digest: a second run over the same sdists reuses them (the
 ``reused`` column), so its build seconds are not build times. Use a fresh Docker engine or
@@ -26,7 +31,7 @@ import re
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from repogym.config import Settings
@@ -57,7 +62,11 @@ class Row:
     build_seconds: float | None = None
     tests: int | None = None
     passing: int | None = None
-    pass_share: float | None = None
+    skipped: int | None = None
+    xfail: int | None = None
+    failed: int | None = None  # failed or error (collection errors included)
+    pass_share: float | None = None  # passing / tests
+    pass_share_runnable: float | None = None  # passing / (tests - skipped - xfail)
     baseline_seconds: float | None = None
     stage: str = ""  # the stage that failed: sample, prepare, build, baseline
     error: str = ""
@@ -67,6 +76,37 @@ class Row:
     @property
     def good(self) -> bool:
         return self.pass_share is not None and self.pass_share >= PASS_BAR
+
+    @property
+    def good_runnable(self) -> bool:
+        return self.pass_share_runnable is not None and self.pass_share_runnable >= PASS_BAR
+
+    def count_outcomes(self, counts: dict[str, int]) -> None:
+        """Fill the per-outcome columns from ``counts`` (outcome value -> tests)."""
+        self.skipped, self.xfail = counts.get("skipped", 0), counts.get("xfail", 0)
+        self.failed = counts.get("failed", 0) + counts.get("error", 0)
+        if self.tests is None or self.passing is None:
+            return
+        self.pass_share = round(self.passing / self.tests, 4) if self.tests else 0.0
+        runnable = self.tests - self.skipped - self.xfail
+        self.pass_share_runnable = round(self.passing / runnable, 4) if runnable > 0 else None
+
+    @classmethod
+    def from_saved(cls, data: dict[str, object]) -> Row:
+        """A row of a saved results file; one saved before the per-outcome columns gets
+        them from its ``extra["outcomes"]``."""
+        names = {f.name for f in fields(cls)}
+        row = cls(**{k: v for k, v in data.items() if k in names})  # type: ignore[arg-type]
+        outcomes = row.extra.get("outcomes")
+        if row.skipped is None and isinstance(outcomes, dict):
+            row.count_outcomes(outcomes)
+        return row
+
+
+def parse_lib(spec: str) -> tuple[str, str | None]:
+    """``NAME`` or ``NAME==VERSION`` -> (name, version or None)."""
+    name, _, version = spec.partition("==")
+    return name.strip(), version.strip() or None
 
 
 def _one_line(exc: BaseException) -> str:
@@ -79,16 +119,17 @@ def _sdist_version(path: Path) -> str:
         text = (path / "PKG-INFO").read_text(errors="replace")
     except OSError:
         return ""
-    m = re.search(r"^Version:\s*(\S+)", text, re.M)
+    m = re.search(r"^Version:\s*(\S+)", text, re.MULTILINE)
     return m.group(1) if m else ""
 
 
-def bench_one(name: str, out: Path, settings: Settings, log=print) -> Row:
+def bench_one(spec: str, out: Path, settings: Settings, log=print) -> Row:
+    name, version = parse_lib(spec)
     row = Row(library=name)
     provider = provider_for(settings)
     stage = "sample"
     try:
-        path = sample_repo(name, out / "samples")
+        path = sample_repo(name, out / "samples", version)
         row.version = _sdist_version(path)
         stage = "prepare"
         prepared = prepare(RepoSpec(source=str(path)), settings)
@@ -104,10 +145,10 @@ def bench_one(name: str, out: Path, settings: Settings, log=print) -> Row:
                            settings.model_copy(update={"baseline_runs": 1}))
         row.baseline_seconds = round(time.monotonic() - t, 1)
         row.tests, row.passing = len(base.outcomes), len(base.passing)
-        row.pass_share = round(row.passing / row.tests, 4) if row.tests else 0.0
         counts: dict[str, int] = {}
         for outcome in base.outcomes.values():
             counts[outcome.value] = counts.get(outcome.value, 0) + 1
+        row.count_outcomes(counts)
         row.extra = {"outcomes": counts, "flaky": len(base.flaky)}
         stage = ""
     except RepogymError as exc:
@@ -126,17 +167,22 @@ def _fmt(v: object, spec: str = "") -> str:
     return format(v, spec) if spec else str(v)
 
 
+def _pct(share: float | None) -> str:
+    return _fmt(None if share is None else share * 100, ".1f")
+
+
 def table(rows: list[Row]) -> str:
-    head = ("| library | version | built | build s | tests | passing | pass % | baseline s | "
-            "note |")
-    lines = [head, "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- |"]
+    head = ("| library | version | built | build s | tests | passing | skipped | xfail | "
+            "failed/error | pass % | pass % of runnable | baseline s | note |")
+    lines = [head, "| --- " * 3 + "| ---: " * 9 + "| --- |"]
     for r in rows:
         note = f"{r.stage}: {r.error}" if r.error else ("image reused" if r.reused else "")
-        pct = None if r.pass_share is None else r.pass_share * 100
         lines.append(
             f"| {r.library} | {r.version} | {'yes' if r.built else 'no'} | "
             f"{_fmt(r.build_seconds)} | {_fmt(r.tests)} | {_fmt(r.passing)} | "
-            f"{_fmt(pct, '.1f')} | {_fmt(r.baseline_seconds)} | {note.replace('|', '/')} |")
+            f"{_fmt(r.skipped)} | {_fmt(r.xfail)} | {_fmt(r.failed)} | "
+            f"{_pct(r.pass_share)} | {_pct(r.pass_share_runnable)} | "
+            f"{_fmt(r.baseline_seconds)} | {note.replace('|', '/')} |")
     return "\n".join(lines)
 
 
@@ -144,25 +190,41 @@ def summary_line(rows: list[Row]) -> str:
     m = len(rows)
     built = sum(r.built for r in rows)
     good = sum(r.good for r in rows)
-    return (f"{built}/{m} libraries built; {good}/{m} have >= {PASS_BAR:.0%} of tests passing")
+    runnable = sum(r.good_runnable for r in rows)
+    return (f"{built}/{m} libraries built; {good}/{m} have >= {PASS_BAR:.0%} of tests passing; "
+            f"{runnable}/{m} have >= {PASS_BAR:.0%} of runnable tests passing")
+
+
+def render(path: Path) -> int:
+    """Print the table and summary of a saved results file (see ``--render``)."""
+    rows = [Row.from_saved(r) for r in json.loads(path.read_text())["rows"]]
+    print(table(rows))
+    print()
+    print(summary_line(rows))
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--libs", default=",".join(DEFAULT_LIBS),
-                    help="comma-separated PyPI names (default: %(default)s)")
+                    help="comma-separated PyPI names, each NAME or NAME==VERSION "
+                         "(default: %(default)s)")
     ap.add_argument("--out", type=Path, default=Path("/tmp/repogym-bench"),
                     help="repogym output dir: samples, logs, cache (default: %(default)s)")
     ap.add_argument("--jobs", type=int, default=1,
                     help="libraries processed at once (default 1; >1 makes timings noisier)")
     ap.add_argument("--results", type=Path, default=RESULTS_DIR,
                     help="where the JSON and Markdown results go (default: %(default)s)")
+    ap.add_argument("--render", type=Path, metavar="JSON",
+                    help="print the table of a saved results file and exit (no Docker)")
     args = ap.parse_args(argv)
+    if args.render:
+        return render(args.render)
 
     libs = [s.strip() for s in args.libs.split(",") if s.strip()]
     args.out.mkdir(parents=True, exist_ok=True)
     settings = Settings(out=args.out)
-    started = dt.datetime.now(dt.timezone.utc)
+    started = dt.datetime.now(dt.UTC)
     t0 = time.monotonic()
 
     def log(msg: str) -> None:

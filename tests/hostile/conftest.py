@@ -325,8 +325,61 @@ class Listener:
 
 
 def bridge_address(client) -> str:
-    """The host's address on Docker's default bridge (what a container would reach)."""
-    net = client.networks.get("bridge")
-    return net.attrs["IPAM"]["Config"][0]["Gateway"]
+    """The host's address on Docker's default bridge (what a container would reach).
+
+    Raises:
+        LookupError: the engine's description of the bridge names no address at all.
+    """
+    attrs = client.networks.get("bridge").attrs
+    return bridge_address_from(attrs, interface_ipv4(bridge_interface(attrs)))
+
+
+def bridge_interface(attrs: dict) -> str:
+    """The host interface of a bridge network (``docker network inspect`` attrs): its
+    ``com.docker.network.bridge.name`` option, by default ``docker0``."""
+    return (attrs.get("Options") or {}).get("com.docker.network.bridge.name") or "docker0"
+
+
+def bridge_address_from(attrs: dict, interface_address: str | None) -> str:
+    """The host's address on a bridge network, from its ``docker network inspect`` attrs.
+
+    In order: the IPv4 IPAM config's ``Gateway``, when the engine reports one; else
+    ``interface_address``, the address of the bridge's interface
+    (:func:`bridge_interface`); else the first host address of the IPAM subnet. Debian's
+    engine 20.10 reports the default bridge with a ``Subnet`` and no ``Gateway``.
+
+    Raises:
+        LookupError: no gateway, no interface address and no IPv4 subnet.
+    """
+    import ipaddress
+
+    configs = [c for c in (attrs.get("IPAM") or {}).get("Config") or [] if isinstance(c, dict)]
+    v4 = [c for c in configs if ":" not in str(c.get("Subnet", "")) + str(c.get("Gateway", ""))]
+    for config in v4:
+        if config.get("Gateway"):
+            return str(config["Gateway"]).split("/")[0]
+    if interface_address:
+        return interface_address
+    for config in v4:
+        if config.get("Subnet"):
+            return str(ipaddress.ip_network(config["Subnet"], strict=False)[1])
+    raise LookupError(f"bridge {attrs.get('Name', '?')!r}: no gateway, no address on "
+                      f"interface {bridge_interface(attrs)!r} and no IPv4 subnet in {configs!r}")
+
+
+def interface_ipv4(name: str) -> str | None:
+    """The IPv4 address of network interface ``name`` (None if it has none or is absent),
+    asked of the kernel directly (``SIOCGIFADDR``), so no ``ip`` binary is needed."""
+    import fcntl
+    import struct
+
+    siocgifaddr = 0x8915
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        try:
+            packed = fcntl.ioctl(sock.fileno(), siocgifaddr,
+                                 struct.pack("256s", name.encode()[:15]))
+        except OSError:
+            return None
+    return socket.inet_ntoa(packed[20:24])
 
 
