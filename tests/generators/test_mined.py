@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import subprocess
 import sys
 import tarfile
@@ -16,6 +17,7 @@ import pytest
 
 from repogym.errors import SourceError
 from repogym.generators.diffs import changed_lines
+from repogym.generators.leaks import LeakKind, statement_leaks
 from repogym.generators.mined import (
     CommitSelection,
     MiningResult,
@@ -100,6 +102,7 @@ def test_candidate_fields(history: History, default_result: MiningResult) -> Non
     assert prov["subject"] == "Fix off-by-one in the bulk discount threshold"
     assert prov["author_date"] == "2024-01-02T12:00:00+00:00"
     assert prov["statement_source"] == "commit_message"
+    assert prov["statement_dropped"] == ""  # a clean message: nothing to drop
     assert prov["deps_changed"] == "false"
 
 
@@ -202,6 +205,33 @@ def test_file_classes(path: str, install: bool, doc: bool) -> None:
     assert (is_install_file(path), is_doc_file(path)) == (install, doc)
 
 
+@pytest.mark.parametrize("path", [
+    "newsfragments/1234.bugfix", "newsfragments/1234.feature.rst", "changelog.d/fix-parser.md",
+    "src/pkg/changelog.d/20240102_scriv.rst", "changes/456.feature", "changes/456.bugfix.md",
+    ".changeset/funny-cats-dance.md", ".changeset/config.json", "news/789.misc",
+    "NEWS.d/next/Library/2024-01-01.gh-issue-1.rst", "whatsnew/v2.txt", "docs/whatsnew/2.0.rst",
+    "123.bugfix", "+orphan.misc", "CHANGES", "CHANGES.txt", "CHANGES-1.x", "HISTORY",
+    "HISTORY.txt", "NEWS", "NEWS.txt", "RELEASE_NOTES", "RELEASE-NOTES.txt", "ReleaseNotes",
+    "release-notes.html", "pkg/CHANGELOG", "pkg/CHANGES.rst",
+    # apache+commons-cli: maven-changes-plugin files and Maven 1 docs
+    "src/changes/changes.xml", "src/changes/release-notes.vm", "xdocs/changes.xml",
+])
+def test_release_notes_and_changelog_fragments_are_docs(path: str) -> None:
+    assert is_doc_file(path)
+
+
+@pytest.mark.parametrize("path", [
+    "pkg/changes.py", "src/app/changes/models.py", "changes/__init__.py", "src/news/feed.py",
+    "src/main/java/org/acme/History.java", "lib/changes.rb", "pkg/data/history.json",
+    "pkg/changes/schema.json", "pkg/news/items.yaml", "newsletter.html", "pyproject.toml",
+    "setup.cfg", "tox.ini", ".github/workflows/ci.yml", "Makefile", "Cargo.toml", "go.mod",
+    "package.json", "pkg/bugfix.py", "src/123.feature.py", "templates/news_feed.html",
+    "static/NEWSLETTER.html", "pkg/historyview.txt",
+])
+def test_code_and_config_named_like_release_notes_stay_in_gold(path: str) -> None:
+    assert not is_doc_file(path)
+
+
 # ---------------------------------------------------------------- re-checked independently
 
 
@@ -268,6 +298,7 @@ def test_github_issue_becomes_the_statement(history: History) -> None:
     assert cand.statement == ("Cart accepts negative quantities\n\n"
                               "Adding -1 pens makes the total negative.")
     assert cand.provenance["statement_source"] == "github_issue"
+    assert "statement_dropped" not in cand.provenance  # an issue body is not cleaned
     assert calls == [12]  # the other commits reference nothing
     others = [c for c in result.candidates if c is not cand]
     assert {c.provenance["statement_source"] for c in others} == {"commit_message"}
@@ -372,3 +403,96 @@ def test_other_skip_reasons_and_dependency_fixes(make_git_repo: Callable[..., Pa
     assert cand.files == ("pkg/mod.py", "requirements.txt")  # docs/conf.py dropped
     assert cand.provenance["deps_changed"] == "true"
     assert cand.provenance["deps"] == dependency_fingerprint(root, shas["big"])
+
+
+# ---------------------------------------------------------------- release notes, statements
+
+
+def test_release_notes_leave_the_gold_patch_and_the_message_is_cleaned(
+        make_git_repo: Callable[..., Path]) -> None:
+    root = make_git_repo({"pkg/__init__.py": "", "pkg/cart.py": "def total(xs):\n    return 0\n",
+                          "tests/test_cart.py": "def test_x():\n    pass\n",
+                          "setup.cfg": "[metadata]\nname = pkg\n"}, name="notes")
+    files = {"pkg/cart.py": "def total(xs):\n    return _sum_lines(xs)\n\n\n"
+                            "def _sum_lines(xs):\n    return sum(xs)\n",
+             "tests/test_cart.py": "from pkg.cart import total\n\n\ndef test_total():\n"
+                                   "    assert total([1, 2]) == 3\n",
+             "setup.cfg": "[metadata]\nname = pkg\nversion = 2\n",
+             "newsfragments/12.bugfix": "total() is right again.\n",
+             "changelog.d/20240101_total.md": "- Fixed `total`.\n",
+             "CHANGES": "2.0: total fixed\n"}
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    git(root, "add", "-A")
+    message = ("fix(cart): total() returns 0 for any cart (#12)\n\n"
+               "Summing [1, 2] gives 0 when it should give 3.\n\n"
+               "Fix by delegating to _sum_lines.\n\n"
+               "Signed-off-by: A Dev <dev@example.com>\nChange-Id: I0123456789abcdef\n")
+    git(root, "commit", "-q", "-m", message)
+    co = Checkout(spec=RepoSpec(source=str(root)), name="notes", path=root,
+                  commit=git(root, "rev-parse", "HEAD"))
+    (cand,) = mine_candidates(co, TC, CommitSelection()).candidates
+    assert cand.files == ("pkg/cart.py", "setup.cfg")  # code and config stay, notes go
+    assert patch_files(cand.gold_patch) == {"pkg/cart.py", "setup.cfg"}
+    assert cand.statement == "cart: total() returns 0 for any cart\n\n" \
+                             "Summing [1, 2] gives 0 when it should give 3."
+    assert cand.provenance["subject"] == "fix(cart): total() returns 0 for any cart (#12)"
+    assert cand.provenance["statement_source"] == "commit_message"
+    assert cand.provenance["statement_dropped"] == "trailer,issue_reference,commit_type,approach"
+
+
+def test_a_message_that_is_all_solution_leaves_the_statement_to_the_pipeline(
+        make_git_repo: Callable[..., Path]) -> None:
+    """An empty statement: the pipeline writes one from the failing tests (pipeline.py)."""
+    root = make_git_repo({"pkg/__init__.py": "", "pkg/m.py": "def f():\n    return 1\n",
+                          "tests/test_m.py": "def test_x():\n    pass\n"}, name="allfix")
+    (root / "pkg/m.py").write_text("def f():\n    return _two()\n\n\ndef _two():\n    return 2\n")
+    (root / "tests/test_m.py").write_text("from pkg.m import f\n\n\ndef test_f():\n"
+                                          "    assert f() == 2\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "Refactor f to call _two")
+    co = Checkout(spec=RepoSpec(source=str(root)), name="allfix", path=root,
+                  commit=git(root, "rev-parse", "HEAD"))
+    (cand,) = mine_candidates(co, TC, CommitSelection()).candidates
+    assert cand.statement == ""
+    assert cand.provenance["statement_dropped"] == "approach"
+
+
+class _TopLevelTestModules(PythonToolchain):
+    """The Python toolchain, also counting the top-level ``test.py``/``tests.py`` that
+    python-slugify and early markupsafe keep their tests in (the toolchain does not)."""
+
+    def is_test_file(self, path: str) -> bool:
+        return path in {"test.py", "tests.py"} or super().is_test_file(path)
+
+
+BUNDLES = Path(__file__).resolve().parents[3] / "shared" / "repos"
+TRAILER_LINE = re.compile(r"^\s*(?:[\w-]+-by|change-id|reviewed-on|git-svn-id|cherry-picked-from)"
+                          r"\s*:|^\s*\(cherry picked from commit|\[(?:skip ci|ci skip)\]",
+                          re.IGNORECASE | re.MULTILINE)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("bundle, at_least", [("pallets+markupsafe", 20),
+                                              ("pytest-dev+iniconfig", 30),
+                                              ("un33k+python-slugify", 30)])
+def test_real_histories_give_statements_without_trailers_or_leaks(
+        tmp_path: Path, bundle: str, at_least: int) -> None:
+    source = BUNDLES / f"{bundle}.bundle"
+    if not source.exists():
+        pytest.fail(f"{source} is missing: the real-repository bundles are part of shared/")
+    root = tmp_path / bundle
+    subprocess.run(["git", "clone", "-q", str(source), str(root)], check=True,
+                   capture_output=True)
+    co = Checkout(spec=RepoSpec(source=str(root)), name=bundle, path=root,
+                  commit=git(root, "rev-parse", "HEAD"))
+    result = mine_candidates(co, _TopLevelTestModules(),
+                             CommitSelection(last=None, first_parent=False))
+    assert len(result.candidates) >= at_least
+    for cand in result.candidates:
+        assert not TRAILER_LINE.search(cand.statement), cand.statement
+        leaks = statement_leaks(cand.statement, cand.gold_patch, cand.test_patch)
+        bad = [leak for leak in leaks if leak.kind in (LeakKind.verbatim_line, LeakKind.approach)]
+        assert not bad, (cand.provenance["commit"], cand.statement, bad)
+        assert "statement_dropped" in cand.provenance

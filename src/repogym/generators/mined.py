@@ -35,8 +35,11 @@ that applies skips it, under the reason in brackets (:class:`SkipReason`):
 
 File classes: a *test file* is whatever the toolchain says; a *doc file* is ``*.md``,
 ``*.rst``, ``*.adoc``, a top-level ``*.txt`` (except install files such as
-``requirements.txt``), anything under ``docs/`` or ``doc/``, or a
-``CHANGELOG``/``NEWS``/``AUTHORS``-style file (:func:`is_doc_file`);
+``requirements.txt``), anything under ``docs/`` or ``doc/``, release notes and changelog
+fragments (``newsfragments/``, ``changelog.d/``, ``.changeset/``, a top-level ``changes/``
+or ``news/``, towncrier names like ``123.bugfix``), or a
+``CHANGELOG``/``CHANGES``/``HISTORY``/``NEWS``/``RELEASE_NOTES``/``AUTHORS``-style file
+that is neither code nor data (:func:`is_doc_file`);
 an *install file* is one that decides the environment (:func:`is_install_file`); a
 *runtime source file* is a non-test, non-doc, non-install file with a source suffix.
 Config and data files that are neither stay in the gold patch.
@@ -45,10 +48,16 @@ Each candidate records the parent's :func:`dependency_fingerprint` (``provenance
 so the caller can build a separate environment when it differs from the checkout's, and
 ``provenance["deps_changed"] == "true"`` when the fix itself edits install files.
 
-The statement is the full commit message, unless the repository is on github.com, a token
-is available (``GITHUB_TOKEN``) or a fetcher is injected, and the message references an
-issue or pull request (``fixes #12``, ``(#34)``) whose body can be fetched; any failure
-falls back silently to the commit message.
+The statement is the issue or pull request the message references (``fixes #12``,
+``(#34)``) when the repository is on github.com, a token is available (``GITHUB_TOKEN``)
+or a fetcher is injected, and its body can be fetched; any failure falls back silently to
+the commit message. A commit message is cleaned first
+(:func:`~repogym.generators.commit_message.clean_commit_message`): trailers, issue and CI
+noise and the sentences that say how the fix was made are dropped, and
+``provenance["statement_dropped"]`` lists the reasons (comma-separated
+:class:`~repogym.generators.commit_message.DropReason` values, "" when nothing was
+dropped). When nothing usable remains the statement is empty, and the pipeline writes one
+from the failing tests' evidence. ``provenance["subject"]`` keeps the raw subject line.
 """
 
 from __future__ import annotations
@@ -69,6 +78,10 @@ import git
 from pydantic import BaseModel, ConfigDict, Field
 
 from repogym.errors import SourceError
+from repogym.generators.commit_message import (
+    clean_commit_message,
+    statement_from_message,
+)
 from repogym.schemas.records import Candidate, CandidateKind, Checkout
 from repogym.toolchains.base import Toolchain
 
@@ -80,9 +93,23 @@ GITHUB_TIMEOUT = 10.0
 SOURCE_SUFFIXES = frozenset({".py", ".pyx", ".pxd", ".pyi", ".js", ".jsx", ".ts", ".tsx",
                              ".mjs", ".cjs", ".go", ".rs", ".c", ".h", ".cc", ".cpp", ".hpp"})
 DOC_SUFFIXES = frozenset({".md", ".rst", ".txt", ".adoc"})
-DOC_DIRS = frozenset({"docs", "doc"})
+DOC_DIRS = frozenset({"docs", "doc", "xdocs", "newsfragments", "newsfragment", "changelog.d",
+                      "changes.d", "news.d", ".changeset", "release-notes", "releasenotes"})
+TOP_DOC_DIRS = frozenset({"changes", "news", "changelog", "whatsnew"})
+DOC_NAMES = frozenset({"changes.xml"})  # maven-changes-plugin's release notes
 DOC_STEMS = frozenset({"changelog", "changes", "history", "news", "authors", "contributors",
                        "license", "licence", "copying", "readme", "notice", "codeowners"})
+CODE_SUFFIXES = SOURCE_SUFFIXES | frozenset({".java", ".kt", ".kts", ".scala", ".groovy",
+                                            ".cs", ".rb", ".php", ".swift", ".m", ".sh", ".pl",
+                                            ".lua"})
+DATA_SUFFIXES = frozenset({".json", ".yaml", ".yml", ".toml", ".cfg", ".ini", ".xml", ".csv"})
+_RELEASE_NOTES = re.compile(r"^(?:CHANGELOG|CHANGES|HISTORY|NEWS)(?![A-Za-z])"
+                            r"|^(?i:release[-_ .]?notes)(?![A-Za-z])")
+_FRAGMENT = re.compile(
+    r"^(?:\d+|\+[\w-]*|[\w-]+-\d+|gh-\d+)\.(?:feature|bugfix|bug|fix|doc|docs|removal|misc|"
+    r"breaking|deprecation|security|significant|trivial|improvement|change|added|changed|fixed|"
+    r"removed|deprecated|vendor|packaging|contrib|perf|internal)(?:\.\d+)?"
+    r"(?:\.(?:md|rst|txt|adoc))?$", re.IGNORECASE)
 INSTALL_FILES = frozenset({"pyproject.toml", "setup.py", "setup.cfg", "tox.ini", "Pipfile",
                            "Pipfile.lock", "environment.yml", "environment.yaml",
                            "tests/requirements.txt", "test/requirements.txt"})
@@ -181,18 +208,32 @@ def is_doc_file(path: str) -> bool:
     """True for pure documentation: dropped from gold patches, never a reason to mine.
 
     ``*.md``/``*.rst``/``*.adoc`` anywhere, ``*.txt`` at the top level (deeper ones may be
-    package data), anything under ``docs/``/``doc/``, and suffix-less or non-code files
-    named like ``CHANGELOG``, ``NEWS``, ``LICENSE``. Install files are never docs.
+    package data), anything under ``docs/``/``doc/``/``xdocs/``. Release notes and
+    changelog fragments: anything under ``newsfragments/``, ``changelog.d/``,
+    ``.changeset/`` (any depth), or a top-level ``changes/``, ``news/``, ``whatsnew/`` or
+    Maven's ``src/changes/`` that is not source code (towncrier, scriv, changesets);
+    fragment names such as ``123.bugfix`` or ``456.feature.rst``; Maven's ``changes.xml``;
+    and files named like ``CHANGELOG``, ``CHANGES*``, ``HISTORY*``, ``NEWS*`` (in capitals:
+    ``news_feed.html`` is a template), ``RELEASE_NOTES*``, ``LICENSE`` that are neither
+    code nor data (``history.json`` is data). Install files are never docs.
     """
     if is_install_file(path):
         return False
     p = PurePosixPath(path)
     suffix = p.suffix.lower()
-    if suffix in DOC_SUFFIXES - {".txt"} or DOC_DIRS.intersection(p.parts[:-1]):
+    dirs = [d.lower() for d in p.parts[:-1]]
+    if suffix in DOC_SUFFIXES - {".txt"} or DOC_DIRS.intersection(dirs):
         return True
-    if suffix == ".txt" and len(p.parts) == 1:
+    if suffix == ".txt" and not dirs:
         return True
-    return p.stem.lower() in DOC_STEMS and suffix not in SOURCE_SUFFIXES
+    if suffix in CODE_SUFFIXES:
+        return False
+    top_notes = bool(dirs) and (dirs[0] in TOP_DOC_DIRS or dirs[:2] == ["src", "changes"])
+    if top_notes or _FRAGMENT.match(p.name) or p.name.lower() in DOC_NAMES:
+        return True
+    if suffix in DATA_SUFFIXES:
+        return False
+    return p.stem.lower() in DOC_STEMS or bool(_RELEASE_NOTES.match(p.name))
 
 
 def is_runtime_source(path: str, toolchain: Toolchain) -> bool:
@@ -584,19 +625,21 @@ def _mine_commit(ctx: _Context, commit: git.Commit,
 def _candidate(ctx: _Context, commit: git.Commit, parent: str, split: _Split,
                gold: str, tests: str) -> Candidate:
     message = _text(commit.message).strip()
-    statement, source = message, "commit_message"
-    if ctx.github is not None:
-        found = ctx.github.find(message)
-        if found is not None:
-            statement, source = found
+    found = ctx.github.find(message) if ctx.github is not None else None
     provenance = {
         "commit": commit.hexsha,
         "author_date": commit.authored_datetime.isoformat(),
         "subject": message.splitlines()[0] if message else "",
-        "statement_source": source,
+        "statement_source": found[1] if found else "commit_message",
         "deps": ctx.deps(parent),
         "deps_changed": str(any(is_install_file(c.path) for c in split.gold)).lower(),
     }
+    if found is not None:
+        statement = found[0]
+    else:
+        cleaned = clean_commit_message(message, gold, test_patch=tests)
+        statement = statement_from_message(cleaned)
+        provenance["statement_dropped"] = ",".join(r.value for r in cleaned.reasons)
     return Candidate(kind=CandidateKind.mined, repo=ctx.checkout.name, base_commit=parent,
                      bug_patch="", gold_patch=gold, test_patch=tests, statement=statement,
                      generator=GENERATOR, mutator="",
