@@ -22,7 +22,9 @@ from pathlib import Path
 from repogym.errors import NoTestsError, TestRunError
 from repogym.sandboxes.base import Sandbox
 from repogym.schemas.records import Baseline, Outcome, TestRun
+from repogym.limits import TimePolicy
 from repogym.toolchains.base import Toolchain
+from repogym.toolchains.resume import run_to_end
 
 
 @functools.cache
@@ -36,43 +38,67 @@ def baseline_format() -> str:
 
 
 def record_baseline(sandbox: Sandbox, toolchain: Toolchain, *, repo: str, commit: str,
-                    image: str, runs: int = 3, timeout: float = 600.0) -> Baseline:
+                    image: str, runs: int = 3, timeout: float = 600.0,
+                    policy: TimePolicy | None = None) -> Baseline:
     """Run the suite ``runs`` times from a clean sandbox and fold the runs into a Baseline.
+
+    Every run goes to the end (:func:`~repogym.toolchains.resume.run_to_end`): a test that
+    kills its run (past its time limit, out of memory, filling the disk) is set aside
+    (``misbehaving``, with why) and the rest run again; later runs leave such tests out, and
+    give each test a limit from the first run's times (``policy``).
 
     Raises:
         NoTestsError: no test was collected.
-        TestRunError: a run timed out or left a report that cannot be believed.
+        TestRunError: a run timed out, or left a report that cannot be believed, even so.
     """
     start = time.monotonic()
+    policy = policy or TimePolicy(ceiling=min(60.0, timeout), run_ceiling=timeout)
     results: list[TestRun] = []
+    aside: dict[str, str] = {}
     for i in range(runs):
         sandbox.reset()
-        run = toolchain.run_tests(sandbox, timeout=timeout)
+        limits = policy.limits(results[0].durations(), None) if results else policy.unknown()
+        run = run_to_end(toolchain, sandbox, timeout=timeout, limits=limits,
+                         exclude=sorted(aside), allowed_changes=None)
         _check_run(run, repo, i)
+        aside.update(set_aside(run))
         results.append(run)
     base = fold_runs(results, repo=repo, commit=commit, image=image, seconds=0.0)
-    base = drop_selection_sensitive(base, sandbox, toolchain, timeout=timeout)
+    base = base.model_copy(update={  # left out of later runs: not flaky, set aside
+        "misbehaving": {**base.misbehaving, **aside},
+        "flaky": tuple(t for t in base.flaky if t not in aside)})
+    base = drop_selection_sensitive(base, sandbox, toolchain, timeout=timeout, policy=policy)
     return base.model_copy(update={"seconds": round(time.monotonic() - start, 3)})
 
 
+def set_aside(run: TestRun) -> dict[str, str]:
+    """Tests to keep out of every task, with why: those a run died in, and those that ran
+    past their time limit (each costs its limit in every run it is in)."""
+    return {nodeid: f"set aside: {res.message.splitlines()[0] if res.message else 'it ended the run'}"[:300]
+            for nodeid, res in run.results.items() if nodeid in run.culprits or res.timed_out}
+
+
 def drop_selection_sensitive(base: Baseline, sandbox: Sandbox, toolchain: Toolchain, *,
-                             timeout: float) -> Baseline:
+                             timeout: float, policy: TimePolicy | None = None) -> Baseline:
     """Run only the stable passing tests, as the judge will; any that fail that way depend on
     tests left out (order or state), so they are moved to the flaky set."""
     stable = base.stable_passing()
     if not stable or stable == set(base.outcomes):
         return base
     sandbox.reset()
-    run = toolchain.run_tests(sandbox, timeout=timeout, select=sorted(stable))
+    limits = (policy or TimePolicy()).for_baseline(base, sorted(stable))
+    run = run_to_end(toolchain, sandbox, timeout=timeout, select=sorted(stable), limits=limits,
+                     allowed_changes=None)
     _check_run(run, base.repo, base.runs)
     sensitive = {t for t in stable if (o := run.outcome(t)) is None or not o.ok}
     misbehaving = {**run.misbehaving(), **base.misbehaving}
-    if not sensitive and misbehaving == base.misbehaving:
+    changes = tuple(dict.fromkeys([*base.runner_changes, *run.runner_changes]))
+    if not sensitive and misbehaving == base.misbehaving and changes == base.runner_changes:
         return base
     return base.model_copy(update={
         "passing": tuple(t for t in base.passing if t not in sensitive | set(misbehaving)),
         "flaky": tuple(sorted(set(base.flaky) | sensitive)),
-        "misbehaving": misbehaving})
+        "misbehaving": misbehaving, "runner_changes": changes})
 
 
 def _check_run(run: TestRun, repo: str, index: int) -> None:
@@ -82,6 +108,8 @@ def _check_run(run: TestRun, repo: str, index: int) -> None:
         raise NoTestsError(f"{repo}: pytest collected no tests")
     if not run.trusted:
         why = "; ".join(run.problems) or "the test run ended without a complete report"
+        if run.culprits:
+            why += f" (after setting aside {', '.join(run.culprits)})"
         raise TestRunError(f"{repo}: baseline run {index + 1}: {why}\n{run.log_tail[-1500:]}")
 
 
@@ -108,4 +136,10 @@ def fold_runs(runs: list[TestRun], *, repo: str, commit: str, image: str,
     return Baseline(repo=repo, commit=commit, image=image, runs=len(runs),
                     passing=tuple(passing), flaky=tuple(flaky), outcomes=first,
                     durations=mean, seconds=round(seconds, 3),
-                    misbehaving=dict(sorted(misbehaving.items())))
+                    misbehaving=dict(sorted(misbehaving.items())),
+                    setup_max=round(max((r.setup_duration for run in runs
+                                         for r in run.results.values()), default=0.0), 3),
+                    startup=round(max((run.startup() for run in runs), default=0.0), 3),
+                    runner_changes=tuple(dict.fromkeys(c for run in runs
+                                                       for c in run.runner_changes)),
+                    plugin_files=tuple(sorted({f for run in runs for f in run.plugin_files})))

@@ -32,7 +32,9 @@ class Settings(BaseSettings):
     mine_range: str | None = None  # ... or a revision range "A..B"
     max_mined: int = Field(20, ge=0)
     seed: int = 0
-    test_timeout: float = Field(600.0, gt=0)  # one whole test run
+    test_timeout: float = Field(600.0, gt=0)  # one whole test run, at most
+    # one test, at most (each test's own limit comes from its baseline time: repogym.limits)
+    per_test_timeout: float = Field(60.0, gt=0)
     install_timeout: float = Field(1200.0, gt=0)  # one install step
     memory_mb: int = 2048
     cpus: float = 1.0

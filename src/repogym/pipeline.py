@@ -28,6 +28,7 @@ from repogym.generators.synthetic import synthetic_candidates
 from repogym.judges.judge import Judge, JudgeSettings
 from repogym.judges.llm_judge import llm_judge
 from repogym.judges.unsolvable import unstated_names
+from repogym.limits import policy_for
 from repogym.repos import clone
 from repogym.sandboxes import get_provider
 from repogym.sandboxes.base import Limits, SandboxProvider
@@ -93,6 +94,13 @@ def provider_for(settings: Settings) -> SandboxProvider:
     return get_provider(settings.provider, settings)
 
 
+def judge_settings(settings: Settings) -> JudgeSettings:
+    """The judge's settings of a run."""
+    return JudgeSettings(oracle_runs=settings.oracle_runs, timeout=settings.test_timeout,
+                         probes=settings.probes, warm=settings.warm_runner,
+                         per_test_timeout=settings.per_test_timeout)
+
+
 def limits_for(settings: Settings) -> Limits:
     return Limits(memory_mb=settings.memory_mb, cpus=settings.cpus, pids=settings.pids)
 
@@ -115,7 +123,9 @@ def baseline_in(provider: SandboxProvider, env: EnvImage, prepared: Prepared,
     with provider.open(env, limits_for(settings)) as sandbox:
         return record_baseline(sandbox, prepared.toolchain, repo=prepared.checkout.name,
                                commit=prepared.checkout.commit, image=env.ref,
-                               runs=settings.baseline_runs, timeout=settings.test_timeout)
+                               runs=settings.baseline_runs, timeout=settings.test_timeout,
+                               policy=policy_for(settings.test_timeout,
+                                                 settings.per_test_timeout))
 
 
 def coverage_in(provider: SandboxProvider, env: EnvImage, prepared: Prepared, base: Baseline,
@@ -286,8 +296,7 @@ def judge_all(provider: SandboxProvider, env: EnvImage, prepared: Prepared, base
     """
     if not candidates:
         return []
-    jset = JudgeSettings(oracle_runs=settings.oracle_runs, timeout=settings.test_timeout,
-                         probes=settings.probes, warm=settings.warm_runner)
+    jset = judge_settings(settings)
     workers = max(1, min(settings.workers if provider.parallel else 1, len(candidates)))
     done = [0]
     lock = threading.Lock()

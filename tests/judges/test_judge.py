@@ -91,9 +91,30 @@ def test_import_time_crash_is_too_blunt_not_infra(world):
     assert (j.verdict.status, j.verdict.reason) == (Status.reject, "too_blunt:all_tests_error")
 
 
-def test_infinite_loop_is_infra_timeout_and_sandbox_recovers(world):
-    j = world.judge(bug(OPS.replace("    return a + b", "    while True:\n        pass")))
-    assert (j.verdict.status, j.verdict.reason) == (Status.infra_error, "infra:timeout")
+ADD = "tests/test_ops.py::test_add"
+
+
+@pytest.mark.parametrize("hang", [
+    "    while True:\n        pass",  # interrupted at its limit: the run goes on
+    "    import threading\n    lock = threading.Lock()\n    lock.acquire()\n    lock.acquire()",
+    # ignores the interruption: the run is killed, and run again without it
+    "    import signal\n    signal.signal(signal.SIGALRM, signal.SIG_IGN)\n    while True:\n"
+    "        pass",
+], ids=["loop", "lock", "uninterruptible"])
+def test_a_test_that_hangs_under_the_bug_is_a_failing_test(world, hang):
+    j = world.judge(bug(OPS.replace("    return a + b", hang)))
+    assert j.verdict.status is Status.accept, j.verdict
+    assert j.verdict.fail_to_pass == (ADD,)
+    assert "timed out" in j.verdict.evidence[ADD]
+    assert len(j.verdict.pass_to_pass) == 5  # the other tests still reported
+    limits = j.verdict.time_limits
+    assert limits is not None and set(limits.tests) == {ADD, *j.verdict.pass_to_pass}
+    assert limits.tests[ADD] <= world.settings.policy.ceiling
+
+
+def test_a_hang_at_import_is_too_blunt_once_the_clean_state_passes(world):
+    j = world.judge(bug(OPS + "\nwhile True:\n    pass\n"))
+    assert (j.verdict.status, j.verdict.reason) == (Status.reject, "too_blunt:hang")
     again = world.judge(bug(OPS.replace("return a + b", "return a - b")))
     assert again.verdict.status is Status.accept
 

@@ -127,3 +127,37 @@ def test_a_runner_that_imports_the_project_is_not_warmed(tmp_path):
     finally:
         channel.close()
     assert answer["warm"] is False and "iniconfig" in answer["why"]
+
+
+ECHO_PLUGIN = '''
+import json, os
+
+_HERE = os.path.splitext(__file__)[0]
+with open(_HERE + ".json") as fh:
+    _CONFIG = json.load(fh)
+_SEEN = []
+
+
+def pytest_runtest_logreport(report):
+    if report.when == "call":
+        _SEEN.append(report.nodeid)
+
+
+def pytest_sessionfinish(session):
+    with open(_CONFIG["out"], "w") as fh:
+        json.dump({"word": _CONFIG["word"], "seen": _SEEN}, fh)
+'''
+
+
+def test_extra_plugins_run_beside_the_report_in_both_paths(env, runner):
+    import json
+
+    from repogym.toolchains.base import RunPlugin
+
+    sandbox, tc = env
+    plugin = RunPlugin(name="echo", source=ECHO_PLUGIN, config={"word": "hi"})
+    for run in (tc.run_tests(sandbox, timeout=120, select=NORMAL[:2], plugins=[plugin]),
+                runner.run_tests(sandbox, timeout=120, select=NORMAL[:2], plugins=[plugin])):
+        assert run.trusted, run.log_tail
+        assert json.loads(run.extras["echo"]) == {"word": "hi", "seen": NORMAL[:2]}
+    assert runner.warm_runs == (1 if runner.cold_reason == "" else 0)

@@ -7,19 +7,25 @@ In a sandbox on the task's environment image:
 
 1. reset to the task's ``base_commit`` and apply ``bug_patch``: the broken state;
 2. apply the candidate ``patch`` (a patch that does not apply scores 0);
-3. discard everything the patch did to test files, to the test runner's configuration
-   (``conftest.py`` anywhere, ``pytest.ini``, ``tox.ini``, ``setup.cfg``, ``pyproject.toml``,
-   files of the task's test patch) and to interpreter start-up hooks (``sitecustomize.py``,
-   ``usercustomize.py``, ``*.pth``): they are restored from the broken state, and files the
-   patch added there are deleted. (A fix cannot need new dependencies: the network is off.)
+3. discard everything the patch did to files the toolchain protects
+   (:meth:`~repogym.toolchains.base.Toolchain.is_protected`; Python: test files and
+   conftests, every configuration file any pytest version reads, interpreter start-up
+   hooks, install metadata, modules at the root that would shadow the standard library or
+   the runner), to the files of the task's test patch and listed tests, and to the plugin
+   modules the runner loaded at the clean state (``protected_files``): they are restored
+   from the broken state, and files the patch added there are deleted. (A fix cannot need
+   new dependencies: the network is off.)
 4. apply the task's ``test_patch``;
-5. run FAIL_TO_PASS + PASS_TO_PASS through the toolchain's structured report (fresh,
-   unguessable report path, nonce, exit code cross-checked); output printed by the code
-   under test is never read as results;
+5. run FAIL_TO_PASS + PASS_TO_PASS through the toolchain's structured report (fresh
+   process, configuration pinned to the committed tree, unguessable report path, nonce,
+   exit code cross-checked, the runner's integrity checked, evidence that each test's body
+   ran), each test within the time limit the judge derived from the baseline; a test that
+   hangs fails at its limit, and a test that kills its run ends grading at 0 (for partial
+   credit, the rest run again); output printed by the code under test is never read;
 6. grade: reward 1 only when the report is complete and consistent and every listed test
-   *passed* (missing, skipped, xfail, xpass and error all count as failing). With
-   ``partial=True`` the reward is the share of listed tests that passed, and still 0 when
-   the report cannot be trusted.
+   *passed* (missing, skipped, xfail, xpass, error and timed out all count as failing).
+   With ``partial=True`` the reward is the share of listed tests that passed, and still 0
+   when the report cannot be trusted.
 
 A sandbox that breaks raises :class:`~repogym.errors.SandboxError`: it is not a reward.
 """
@@ -34,14 +40,11 @@ from pydantic import BaseModel, ConfigDict
 from repogym.config import Settings
 from repogym.errors import SandboxError
 from repogym.generators.diffs import changed_lines, patch_paths
+from repogym.limits import TimePolicy, policy_for
 from repogym.sandboxes.base import Sandbox
-from repogym.schemas.records import Outcome, TestRun
+from repogym.schemas.records import Outcome, TestRun, TimeLimits
 from repogym.toolchains.base import Toolchain
-
-RUNNER_CONFIG = ("pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml", ".pytest.ini")
-# files the interpreter runs before pytest starts, wherever they sit on sys.path
-STARTUP_HOOKS = ("sitecustomize.py", "usercustomize.py", ".pth")
-
+from repogym.toolchains.resume import run_to_end
 
 class GradingSpec(BaseModel):
     """What grading needs from a task (a dataset row or a judged candidate provides it)."""
@@ -55,6 +58,10 @@ class GradingSpec(BaseModel):
     test_patch: str
     FAIL_TO_PASS: tuple[str, ...]
     PASS_TO_PASS: tuple[str, ...]
+    # how long each listed test and the whole run may take (None: the policy's ceilings)
+    time_limits: TimeLimits | None = None
+    runner_changes: tuple[str, ...] = ()  # the environment's own changes to the runner
+    protected_files: tuple[str, ...] = ()  # runner plugin modules seen at the clean state
 
 
 class Result(BaseModel):
@@ -77,32 +84,74 @@ def _zero(spec: GradingSpec, problem: str, **kw: object) -> Result:
 
 
 def grade_in(sandbox: Sandbox, toolchain: Toolchain, spec: GradingSpec, patch: str, *,
-             timeout: float = 600.0, partial: bool = False, early_stop: bool = False) -> Result:
+             timeout: float = 600.0, partial: bool = False, early_stop: bool = False,
+             policy: TimePolicy | None = None) -> Result:
     """Grade ``patch`` for the task in an open sandbox on the task's environment.
 
     With ``early_stop`` (binary reward only) FAIL_TO_PASS runs first and a failure there
     ends grading at 0 without running PASS_TO_PASS (outcomes then list only FAIL_TO_PASS).
+    ``timeout`` caps the run's limit; the task's own limits come from ``spec.time_limits``
+    (else ``policy``'s ceilings).
 
     Raises:
         SandboxError: the sandbox broke, or the task's own patches do not apply there.
     """
-    sandbox.reset(commit=spec.base_commit)
-    if not sandbox.apply_patch(spec.bug_patch):
-        raise SandboxError(f"{spec.instance_id}: the task's bug_patch does not apply")
-    protected = _protected_paths(sandbox, toolchain, spec)
-    if not sandbox.apply_patch(patch):
+    state = _GradedState(sandbox, toolchain, spec, patch)
+    if not state.prepare():
         return _zero(spec, "patch does not apply")
-    discarded = _discard_test_changes(sandbox, toolchain, protected, patch_paths(patch))
-    if not sandbox.apply_patch(spec.test_patch):
-        raise SandboxError(f"{spec.instance_id}: the task's test_patch does not apply")
+    limits = _limits(spec, timeout, policy)
     wanted = set(spec.FAIL_TO_PASS) | set(spec.PASS_TO_PASS)
     if early_stop and not partial and spec.FAIL_TO_PASS and spec.PASS_TO_PASS:
-        first = toolchain.run_tests(sandbox, timeout=timeout, select=sorted(spec.FAIL_TO_PASS))
+        first = state.run(sorted(spec.FAIL_TO_PASS), limits, partial=False)
         if not first.trusted or any(first.outcome(t) is not Outcome.passed
                                     for t in spec.FAIL_TO_PASS):
-            return _graded(spec, first, set(spec.FAIL_TO_PASS), discarded, partial=False)
-    run = toolchain.run_tests(sandbox, timeout=timeout, select=sorted(wanted))
-    return _graded(spec, run, wanted, discarded, partial=partial)
+            return _graded(spec, first, set(spec.FAIL_TO_PASS), state.discarded, partial=False)
+    run = state.run(sorted(wanted), limits, partial=partial)
+    return _graded(spec, run, wanted, state.discarded, partial=partial)
+
+
+def _limits(spec: GradingSpec, timeout: float, policy: TimePolicy | None) -> TimeLimits:
+    limits = spec.time_limits or (policy or policy_for(timeout, timeout)).unknown()
+    return limits.model_copy(update={"run": min(limits.run, timeout)})
+
+
+class _GradedState:
+    """The state a patch is graded in, made (and, after a lost sandbox, made again)."""
+
+    def __init__(self, sandbox: Sandbox, toolchain: Toolchain, spec: GradingSpec,
+                 patch: str) -> None:
+        self.sandbox, self.toolchain, self.spec, self.patch = sandbox, toolchain, spec, patch
+        self.discarded: list[str] = []
+
+    def prepare(self) -> bool:
+        """Broken state + patch, protected files restored, test patch: False when the
+        patch does not apply.
+
+        Raises:
+            SandboxError: the task's own patches do not apply.
+        """
+        sb, spec = self.sandbox, self.spec
+        sb.reset(commit=spec.base_commit)
+        if not sb.apply_patch(spec.bug_patch):
+            raise SandboxError(f"{spec.instance_id}: the task's bug_patch does not apply")
+        if not sb.apply_patch(self.patch):
+            return False
+        self.discarded = _discard_protected(sb, self.toolchain, _protected_paths(spec),
+                                            patch_paths(self.patch))
+        if not sb.apply_patch(spec.test_patch):
+            raise SandboxError(f"{spec.instance_id}: the task's test_patch does not apply")
+        return True
+
+    def run(self, tests: list[str], limits: TimeLimits, *, partial: bool) -> TestRun:
+        """A fresh run of ``tests``; a test that kills the run ends it at once unless
+        ``partial`` (a binary grade is 0 already)."""
+        return run_to_end(self.toolchain, self.sandbox, timeout=limits.run, select=tests,
+                          limits=limits, allowed_changes=self.spec.runner_changes,
+                          restore=self._restore, stop=None if partial else (lambda _r: True))
+
+    def _restore(self) -> None:
+        if not self.prepare():
+            raise SandboxError(f"{self.spec.instance_id}: the patch no longer applies")
 
 
 def _graded(spec: GradingSpec, run: TestRun, wanted: set[str], discarded: list[str], *,
@@ -111,10 +160,14 @@ def _graded(spec: GradingSpec, run: TestRun, wanted: set[str], discarded: list[s
     outcomes = {t: run.outcome(t) for t in sorted(wanted)}
     passed = sum(o is Outcome.passed for o in outcomes.values())
     problems = list(run.problems)
+    problems += [f"{t}: {run.results[t].message}" for t in run.culprits if t in run.results]
     if run.timed_out:
         problems.append("the test run timed out")
     elif not run.finished:
         problems.append("the test run ended without a complete report")
+    problems += [f"{t} timed out" for t in sorted(wanted)
+                 if (r := run.results.get(t)) is not None and r.timed_out
+                 and t not in run.culprits]
     resolved = run.trusted and passed == len(wanted) and bool(wanted)
     reward = (1.0 if resolved else 0.0) if not partial else (
         passed / len(wanted) if run.trusted and wanted else 0.0)
@@ -123,15 +176,16 @@ def _graded(spec: GradingSpec, run: TestRun, wanted: set[str], discarded: list[s
                   log_tail=run.log_tail[-2000:])
 
 
-def _protected_paths(sandbox: Sandbox, toolchain: Toolchain, spec: GradingSpec) -> set[str]:
-    """Files a candidate patch may not change: tests, runner config, the test patch's files."""
-    return set(RUNNER_CONFIG) | set(changed_lines(spec.test_patch)) | {
+def _protected_paths(spec: GradingSpec) -> set[str]:
+    """Exact paths a candidate patch may not change: the test patch's files, the files of
+    the listed tests, the runner's plugin modules."""
+    return set(changed_lines(spec.test_patch)) | set(spec.protected_files) | {
         t.split("::")[0] for t in (*spec.FAIL_TO_PASS, *spec.PASS_TO_PASS)}
 
 
-def _discard_test_changes(sandbox: Sandbox, toolchain: Toolchain,
-                          protected: set[str], named: set[str]) -> list[str]:
-    """Restore every protected or test file the patch touched; delete ones it added.
+def _discard_protected(sandbox: Sandbox, toolchain: Toolchain,
+                       protected: set[str], named: set[str]) -> list[str]:
+    """Restore every protected file the patch touched; delete ones it added.
 
     Touched = what ``git status`` shows plus every path the patch names: a file the patch
     also lists in ``.gitignore`` is invisible to ``git status`` but still loaded by pytest.
@@ -144,12 +198,12 @@ def _discard_test_changes(sandbox: Sandbox, toolchain: Toolchain,
     touched += [("?", path) for path in sorted(named - seen)]
     out = []
     for status, path in touched:
-        if (path in protected or toolchain.is_test_file(path)
-                or path.endswith(RUNNER_CONFIG) or path.endswith(STARTUP_HOOKS)):
+        added = status in ("??", "?", "A")
+        if path in protected or toolchain.is_protected(path, added=added):
             out.append(path)
             cmd = (f"rm -rf -- {shlex.quote(path)}" if status == "??"
                    else f"git checkout -q HEAD -- {shlex.quote(path)} 2>/dev/null "
-                        f"|| rm -f -- {shlex.quote(path)}")
+                        f"|| rm -rf -- {shlex.quote(path)}")
             if not sandbox.exec(cmd, timeout=60).ok:
                 raise SandboxError(f"cannot restore {path}")
     return out
@@ -191,16 +245,20 @@ def verify(task: object, patch: str, *, provider: str = "docker",
     from repogym.sandboxes import get_provider
     from repogym.toolchains import PythonToolchain
 
-    prov = get_provider(provider, settings or Settings())
+    settings = settings or Settings()
+    prov = get_provider(provider, settings)
+    policy = policy_for(min(timeout, settings.test_timeout), settings.per_test_timeout)
     with prov.open(prov.env_for(spec.image)) as sandbox:
         return grade_in(sandbox, PythonToolchain(), spec, patch, timeout=timeout,
-                        partial=partial)
+                        partial=partial, policy=policy)
 
 
 def spec_of(row: object) -> GradingSpec:
-    """A GradingSpec from anything with the dataset's columns (a TaskRow, say)."""
-    fields = GradingSpec.model_fields
-    return GradingSpec(**{name: getattr(row, name) for name in fields})
+    """A GradingSpec from anything with the dataset's columns (a TaskRow, say); the
+    optional fields (time limits, runner changes, protected files) when it has them."""
+    fields = {name: getattr(row, name) for name in GradingSpec.model_fields
+              if hasattr(row, name)}
+    return GradingSpec(**fields)
 
 
 __all__: Sequence[str] = ("GradingSpec", "Result", "grade_in", "spec_of", "verify")

@@ -67,9 +67,10 @@ from repogym.datasets.store import DatasetStore
 from repogym.errors import (ImageBuildError, InfraError, InstallError, RepogymError,
                             SourceError)
 from repogym.flows.repo_flow import one_line, prefect_stage
-from repogym.judges.judge import Judge, JudgeSettings
+from repogym.judges.judge import Judge
 from repogym.generators.mined import MiningResult
 from repogym.pipeline import (Hooks, JudgeFn, Prepared, RunSummary, StageRunner, baseline_in,
+                              judge_settings,
                               commit_selection, judge_all, judged_with_statement, limits_for,
                               llm_client, mine_commits, mined_commits, mining_enabled,
                               provider_for, run_repo)
@@ -378,8 +379,7 @@ def judge_candidate(job: CandidateJob) -> Judged:
     """
     settings, cand = job.settings, job.candidate
     toolchain = TOOLCHAINS.get(job.toolchain)()
-    jset = JudgeSettings(oracle_runs=settings.oracle_runs, timeout=settings.test_timeout,
-                         probes=settings.probes, warm=settings.warm_runner)
+    jset = judge_settings(settings)
     try:
         with provider_for(settings).open(job.env, limits_for(settings)) as sandbox:
             verdict = Judge(sandbox, toolchain, job.baseline, jset, job.coverage).judge(cand).verdict

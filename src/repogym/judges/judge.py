@@ -36,15 +36,18 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import Sequence
 
 from repogym.datasets.verify import GradingSpec, grade_in
 from repogym.errors import InfraError
 from repogym.generators.diffs import changed_lines, reverse_diff
 from repogym.judges.probes import context_in, probe_patches, sample_probes
+from repogym.limits import TimePolicy, policy_for
 from repogym.sandboxes.base import Sandbox
 from repogym.schemas.records import (Baseline, Candidate, CoverageMap, Status, TestRun,
-                                     Verdict)
+                                     TimeLimits, Verdict)
 from repogym.toolchains.base import TestRunner, Toolchain
+from repogym.toolchains.resume import run_to_end
 
 
 STATUS = "git status --porcelain --untracked-files=all"
@@ -54,9 +57,15 @@ SANITY_TESTS = 5  # clean-state tests run to tell a broken sandbox from a blunt 
 @dataclass(frozen=True)
 class JudgeSettings:
     oracle_runs: int = 3
-    timeout: float = 600.0
+    timeout: float = 600.0  # the most a run may take (its own limit comes from the baseline)
     probes: int = 2  # reward hacks tried on every accepted task (0: none)
     warm: bool = True  # no-op and oracle runs through the toolchain's warm runner, if any
+    per_test_timeout: float = 60.0  # the most one test may take
+
+    @property
+    def policy(self) -> TimePolicy:
+        """How each run's time limits follow from the baseline (:mod:`repogym.limits`)."""
+        return policy_for(self.timeout, self.per_test_timeout)
 
 
 @dataclass
@@ -117,7 +126,10 @@ class Judge:
         evidence = {t: broken.results[t].message for t in f2p if t in broken.results}
         evidence["oracle"] = oracle
         verdict = Verdict(instance_id=iid, status=Status.accept, fail_to_pass=tuple(f2p),
-                          pass_to_pass=tuple(p2p), evidence=evidence)
+                          pass_to_pass=tuple(p2p), evidence=evidence,
+                          time_limits=self.limits([*f2p, *p2p]),
+                          runner_changes=self.baseline.runner_changes,
+                          protected_files=self.baseline.plugin_files)
         try:
             verdict = self._probe(cand, verdict)
         except InfraError as exc:
@@ -132,14 +144,18 @@ class Judge:
             return verdict
         spec = GradingSpec(instance_id=cand.instance_id, image="", base_commit=cand.base_commit,
                            bug_patch=cand.bug_patch, test_patch=cand.test_patch,
-                           FAIL_TO_PASS=verdict.fail_to_pass, PASS_TO_PASS=verdict.pass_to_pass)
+                           FAIL_TO_PASS=verdict.fail_to_pass, PASS_TO_PASS=verdict.pass_to_pass,
+                           time_limits=verdict.time_limits,
+                           runner_changes=verdict.runner_changes,
+                           protected_files=verdict.protected_files)
         sources = cand.files or tuple(changed_lines(cand.gold_patch))
         ctx = context_in(self.sandbox, spec, sources)
         tried = []
         for name, patch in probe_patches(ctx, sample_probes(cand.instance_id,
                                                             self.settings.probes)).items():
             result = grade_in(self.sandbox, self.toolchain, spec, patch,
-                              timeout=self.settings.timeout, early_stop=True)
+                              timeout=self.settings.timeout, early_stop=True,
+                              policy=self.settings.policy)
             tried.append(name)
             if result.reward > 0:
                 return verdict.model_copy(update={
@@ -194,8 +210,13 @@ class Judge:
             raise _Reject(Status.reject, "no_op", "no test fails before the fix and passes after")
         return broken, f2p, sorted((always & broken.passing()) - set(odd))
 
-    def _run_state(self, cand: Candidate, *, with_gold: bool,
-                   select: set[str] | None) -> TestRun:
+    def limits(self, tests: Sequence[str] | set[str] | None) -> TimeLimits:
+        """The time limits of a run of ``tests`` (None: the whole suite)."""
+        return self.settings.policy.for_baseline(
+            self.baseline, None if tests is None else sorted(tests))
+
+    def _state(self, cand: Candidate, *, with_gold: bool) -> None:
+        """Put the sandbox in the candidate's broken (or gold) state."""
         sb = self.sandbox
         sb.reset(commit=None if cand.base_commit == self.baseline.commit else cand.base_commit)
         if not sb.apply_patch(cand.test_patch):
@@ -205,8 +226,17 @@ class Judge:
         self._bug_exact = sb.last_apply_exact
         if with_gold and not sb.apply_patch(cand.gold_patch):
             raise _Reject(Status.reject, "gold_patch_does_not_apply")
-        run = self.runner.run_tests(sb, timeout=self.settings.timeout,
-                                    select=None if select is None else sorted(select))
+
+    def _run_state(self, cand: Candidate, *, with_gold: bool,
+                   select: set[str] | None) -> TestRun:
+        """Run ``select`` in a state, to the end: a test that hangs or kills the run
+        fails (it is timed out, or the run died in it) and the others still report."""
+        self._state(cand, with_gold=with_gold)
+        limits = self.limits(select)
+        run = run_to_end(self.runner, self.sandbox, timeout=limits.run,
+                         select=None if select is None else sorted(select), limits=limits,
+                         allowed_changes=self.baseline.runner_changes,
+                         restore=lambda: self._state(cand, with_gold=with_gold))
         _infra_check(run, "gold" if with_gold else "broken")
         if with_gold and run.all_errored():
             raise RunInfraError("infra:all_tests_error",
@@ -222,6 +252,10 @@ class Judge:
             if exc.reason == "infra:incomplete_report":
                 self._blame(exc, "too_blunt:runner_crash",
                             "the bug crashes the test runner itself")
+            if exc.reason == "infra:timeout":
+                self._blame(exc, "too_blunt:hang",
+                            "the bug makes the test run hang outside any test (at import "
+                            "or collection)")
             raise
         if broken.all_errored():
             self._blame(RunInfraError("infra:all_tests_error", "broken run: every test errored: "
@@ -235,7 +269,10 @@ class Judge:
         bug broke everything), else the infrastructure error."""
         sample = set(sorted(self.baseline.stable_passing())[:SANITY_TESTS])
         self.sandbox.reset()
-        clean = self.runner.run_tests(self.sandbox, timeout=self.settings.timeout, select=sample)
+        limits = self.limits(sample)
+        clean = self.runner.run_tests(self.sandbox, timeout=limits.run, select=sorted(sample),
+                                      limits=limits,
+                                      allowed_changes=self.baseline.runner_changes)
         if not clean.trusted or not_passing(clean, sample):
             raise infra
         raise _Reject(Status.reject, reason, f"{detail}: {str(infra)[-300:]}")

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, ClassVar, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
+from repogym.errors import SandboxError
 from repogym.schemas.records import EnvImage, EnvSpec
 
 if TYPE_CHECKING:
@@ -129,6 +130,16 @@ class Sandbox(ABC):
             FileNotFoundError: there is no such file.
             SandboxError: the sandbox could not read it.
         """
+
+    def salvage(self, path: str) -> bytes | None:
+        """Read a file the way :meth:`read_file` does, also from a sandbox that broke or was
+        stopped (a command overran its time limit, the guard stopped it at a limit) and has
+        not been reset yet: what a killed run wrote before it died. None when the file
+        cannot be had (missing, or the sandbox is gone). Never raises."""
+        try:
+            return self.read_file(path)
+        except (FileNotFoundError, SandboxError):
+            return None
 
     @abstractmethod
     def reset(self, commit: str | None = None) -> None:

@@ -410,6 +410,19 @@ class DockerSandbox(Sandbox):
             target = posixpath.normpath(posixpath.join(posixpath.dirname(target), link or ""))
         raise SandboxError(f"cannot read {path}: too many levels of symbolic links")
 
+    def salvage(self, path: str) -> bytes | None:
+        """See base: from a stopped or killed container too, through the engine's archive
+        API (it reads a container's file system whether it runs or not; not tmpfs)."""
+        if self.container is not None and not self.closed and (self.broken
+                                                               or not self._running()):
+            target = self._abs(path)
+            try:
+                chunks, _stat = self.client.api.get_archive(self.container.id, target)
+                return _member_bytes(chunks, path)[0]
+            except (NotFound, SandboxError, *ENGINE_ERRORS):
+                return None
+        return super().salvage(path)
+
     def _read_via_staging(self, target: str, path: str) -> bytes:
         """Read from a tmpfs mount: copy the file to /var/tmp, archive it from there."""
         staged = f"{SCRATCH}/.rg-xfer-{secrets.token_hex(8)}"

@@ -34,7 +34,13 @@ status              string                       ``accept``, ``reject``, ``revie
 reason              string                       machine-readable reason code
                                                  (e.g. ``no_op:no_failing_test``); "" on accept
 detail              string                       human-readable explanation of the verdict
-evidence            string (JSON object)         the judge's evidence (str -> str), keys sorted
+evidence            string (JSON object)         the judge's evidence (str -> str), keys sorted;
+                                                 ``time_limits`` (a TimeLimits as JSON: what
+                                                 grading allows each listed test and the run)
+                                                 ``runner_changes`` (a JSON list: runner
+                                                 changes the env makes itself) and
+                                                 ``protected_files`` (a JSON list: runner
+                                                 plugin modules) among them
 judge_seconds       float64                      wall time the judge spent on the candidate
 created_at          timestamp[us, tz=UTC]        when the verdict was made
 schema_version      int16                        :data:`SCHEMA_VERSION` the row was written with
@@ -61,12 +67,16 @@ from typing import Any, Mapping
 import pyarrow as pa
 from pydantic import Field, field_validator
 
-from repogym.schemas.records import Candidate, CandidateKind, Judged, Record, Status
+from repogym.schemas.records import (Candidate, CandidateKind, Judged, Record, Status,
+                                     TimeLimits, Verdict)
 
 SCHEMA_VERSION = 1
 SCHEMA_VERSION_KEY = b"repogym.schema_version"
 
 JSON_COLUMNS: tuple[str, ...] = ("provenance", "evidence")
+TIME_LIMITS_KEY = "time_limits"
+RUNNER_CHANGES_KEY = "runner_changes"
+PROTECTED_FILES_KEY = "protected_files"
 
 
 def _field(name: str, type_: pa.DataType) -> pa.Field[Any]:
@@ -165,6 +175,22 @@ class TaskRow(Record):
             return value.replace(tzinfo=timezone.utc)
         return value.astimezone(timezone.utc)
 
+    @property
+    def time_limits(self) -> TimeLimits | None:
+        """The grading time limits the judge derived from the baseline (None: older rows)."""
+        raw = self.evidence.get(TIME_LIMITS_KEY)
+        return TimeLimits.model_validate_json(raw) if raw else None
+
+    @property
+    def runner_changes(self) -> tuple[str, ...]:
+        raw = self.evidence.get(RUNNER_CHANGES_KEY)
+        return tuple(json.loads(raw)) if raw else ()
+
+    @property
+    def protected_files(self) -> tuple[str, ...]:
+        raw = self.evidence.get(PROTECTED_FILES_KEY)
+        return tuple(json.loads(raw)) if raw else ()
+
     def to_candidate(self) -> Candidate:
         """The candidate this row judged (its id is the row's ``instance_id``)."""
         return Candidate(kind=self.kind, repo=self.repo, base_commit=self.base_commit,
@@ -192,7 +218,7 @@ class TaskRow(Record):
             FAIL_TO_PASS=v.fail_to_pass, PASS_TO_PASS=v.pass_to_pass, kind=c.kind,
             generator=c.generator, mutator=c.mutator, files=c.files, lines=c.lines,
             provenance=c.provenance, status=v.status, reason=v.reason, detail=v.detail,
-            evidence=v.evidence, judge_seconds=v.seconds, created_at=judged.created_at,
+            evidence=evidence_of(v), judge_seconds=v.seconds, created_at=judged.created_at,
             schema_version=SCHEMA_VERSION, pipeline_version=pipeline_version(),
         )
 
@@ -221,6 +247,18 @@ class TaskRow(Record):
             if isinstance(data.get(name), str):
                 data[name] = json.loads(data[name])
         return cls.model_validate(data)
+
+
+def evidence_of(verdict: Verdict) -> dict[str, str]:
+    """A verdict's evidence as the row keeps it: its time limits and runner changes in it."""
+    out = dict(verdict.evidence)
+    if verdict.time_limits is not None:
+        out[TIME_LIMITS_KEY] = verdict.time_limits.model_dump_json()
+    if verdict.runner_changes:
+        out[RUNNER_CHANGES_KEY] = json.dumps(list(verdict.runner_changes))
+    if verdict.protected_files:
+        out[PROTECTED_FILES_KEY] = json.dumps(list(verdict.protected_files))
+    return out
 
 
 def row_from_judged(judged: Judged) -> dict[str, Any]:

@@ -112,6 +112,26 @@ class TestResult(Record):
     # what the test did beyond computing (network beyond loopback, writes outside the work
     # tree, processes left running); such a test is kept out of a task's test lists
     side_effects: tuple[str, ...] = ()
+    timed_out: bool = False  # it ran past its time limit (then it is ``failed``)
+    setup_duration: float = 0.0  # of ``duration``, what setup and teardown took
+
+
+class TimeLimits(Record):
+    """How long the tests of one run may take (seconds); see :mod:`repogym.limits`.
+
+    ``tests`` gives a test its own limit (setup to teardown); others get ``default`` (None:
+    no per-test limit). ``run`` bounds the whole run; ``grace`` is how long a test past its
+    limit has to stop once interrupted before the run is killed.
+    """
+
+    tests: dict[str, float] = Field(default_factory=dict)
+    default: float | None = None
+    run: float = 600.0
+    grace: float = 2.0
+
+    def plugin_config(self) -> dict[str, object]:
+        """The ``limits`` setting of the report plugin."""
+        return {"tests": self.tests, "default": self.default, "grace": self.grace}
 
 
 class TestRun(Record):
@@ -128,6 +148,22 @@ class TestRun(Record):
     finished: bool = False  # the runner reached its end and said so (with our nonce)
     problems: tuple[str, ...] = ()  # reasons not to believe the report (exit code mismatch...)
     log_tail: str = ""
+    # the test that was running when the run died (killed, out of memory, past a hard time
+    # limit, the sandbox stopped); the tests after it never ran
+    died_in: str | None = None
+    # every test a part of this run died in, when it was run to the end in parts
+    # (repogym.toolchains.resume): each was set aside and the rest ran again
+    culprits: tuple[str, ...] = ()
+    # why the sandbox broke under the run (what it streamed was salvaged); reset it first
+    sandbox_lost: str = ""
+    # runner functions, classes and plugins that differ from before project code ran
+    # (those the caller allowed as the environment's own are not problems)
+    runner_changes: tuple[str, ...] = ()
+    # work-tree modules the runner loaded as pytest plugins (besides conftests)
+    plugin_files: tuple[str, ...] = ()
+    # what each extra in-process helper of the run wrote (its name -> its output), see
+    # repogym.toolchains.base.RunPlugin; untrusted: code under test could have written it
+    extras: dict[str, str] = Field(default_factory=dict)
 
     @property
     def trusted(self) -> bool:
@@ -140,6 +176,13 @@ class TestRun(Record):
 
     def passing(self) -> set[str]:
         return {n for n, r in self.results.items() if r.outcome.ok}
+
+    def durations(self) -> dict[str, float]:
+        return {n: r.duration for n, r in self.results.items()}
+
+    def startup(self) -> float:
+        """What the run spent outside its tests (interpreter, imports, collection)."""
+        return max(0.0, self.duration - sum(r.duration for r in self.results.values()))
 
     def misbehaving(self) -> dict[str, str]:
         """Tests that had side effects in this run -> the first one noted."""
@@ -162,8 +205,18 @@ class Baseline(Record):
     durations: dict[str, float]  # mean duration per test
     seconds: float
     # tests with side effects in any run (see TestResult.side_effects) -> what they did;
-    # neither passing nor flaky, so no task lists them
+    # neither passing nor flaky, so no task lists them; also the tests a run died in or
+    # that ran past their time limit (see TestRun.died_in), set aside the same way
     misbehaving: dict[str, str] = Field(default_factory=dict)
+    # time limits are derived from these (see repogym.limits)
+    setup_max: float = 0.0  # the longest setup + teardown of any test
+    startup: float = 0.0  # the longest time a run spent outside the tests (start, collection)
+    # runner functions and plugins changed at the clean state by the environment itself
+    # (a pytest plugin of the image patching pytest): not tamper when a graded run shows them
+    runner_changes: tuple[str, ...] = ()
+    # work-tree modules the runner loads as plugins (``-p`` in the configuration, a
+    # conftest's ``pytest_plugins``): a graded patch may not change them
+    plugin_files: tuple[str, ...] = ()
 
     def stable_passing(self) -> set[str]:
         return set(self.passing) - set(self.flaky) - set(self.misbehaving)
@@ -260,6 +313,12 @@ class Verdict(Record):
     pass_to_pass: tuple[str, ...] = ()
     evidence: dict[str, str] = Field(default_factory=dict)
     seconds: float = 0.0
+    # how long grading may let each listed test and the whole run take (from the baseline)
+    time_limits: TimeLimits | None = None
+    # test-runner changes the environment itself makes (not tamper when grading sees them)
+    runner_changes: tuple[str, ...] = ()
+    # runner plugin modules of the work tree (a grading patch may not change them)
+    protected_files: tuple[str, ...] = ()
 
 
 class Judged(Record):

@@ -8,19 +8,38 @@ run the tests in a sandbox and read back every test's outcome (:meth:`run_tests`
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar, Protocol, Sequence
+from typing import Any, ClassVar, Collection, Mapping, Protocol, Sequence
 
 from repogym.registry import Registry
 from repogym.sandboxes.base import Sandbox
-from repogym.schemas.records import Checkout, CoverageMap, EnvSpec, TestRun
+from repogym.schemas.records import Checkout, CoverageMap, EnvSpec, TestRun, TimeLimits
+
+
+@dataclass(frozen=True)
+class RunPlugin:
+    """An extra in-process helper for one test run, beside the report (e.g. a call tracer).
+
+    Python: ``source`` is a pytest plugin module, written next to the report plugin under a
+    random module name and loaded with ``-p``. It finds its settings in the JSON file beside
+    itself (``<module file without .py>.json``: ``config`` plus ``"out"``, the path it may
+    write its output to); the run returns that output as ``TestRun.extras[name]``. What it
+    writes is not evidence a grade may rest on: code under test can write there too.
+    """
+
+    name: str
+    source: str
+    config: Mapping[str, Any] = field(default_factory=dict)
 
 
 class TestRunner(Protocol):
     """Anything that runs a sandbox's tests like :meth:`Toolchain.run_tests` does."""
 
     def run_tests(
-        self, sandbox: Sandbox, *, timeout: float, select: Sequence[str] | None = None
+        self, sandbox: Sandbox, *, timeout: float, select: Sequence[str] | None = None,
+        plugins: Sequence[RunPlugin] = (), limits: TimeLimits | None = None,
+        exclude: Sequence[str] = (), allowed_changes: Collection[str] | None = (),
     ) -> TestRun: ...
 
 
@@ -45,9 +64,25 @@ class Toolchain(ABC):
 
     @abstractmethod
     def run_tests(
-        self, sandbox: Sandbox, *, timeout: float, select: Sequence[str] | None = None
+        self, sandbox: Sandbox, *, timeout: float, select: Sequence[str] | None = None,
+        plugins: Sequence[RunPlugin] = (), limits: TimeLimits | None = None,
+        exclude: Sequence[str] = (), allowed_changes: Collection[str] | None = (),
     ) -> TestRun:
-        """Run the tests (all, or only the node ids in ``select``) and parse every outcome.
+        """Run the tests (all, or only the node ids in ``select``, never those in
+        ``exclude``) and parse every outcome.
+
+        Args:
+            timeout: the whole run's limit (enforced by the sandbox).
+            plugins: extra in-process helpers (:class:`RunPlugin`); their outputs come back
+                in ``TestRun.extras``.
+            limits: per-test limits (a test past its limit fails as timed out; one that
+                cannot be stopped ends the run, which then names it in ``died_in``).
+            allowed_changes: changes to the test runner that are the environment's own
+                (``Baseline.runner_changes``); any other makes the run untrusted. None:
+                record them all, judge none (the baseline's own runs).
+
+        A run the sandbox broke under returns what it streamed until then, with
+        ``sandbox_lost`` saying why (reset the sandbox before the next run).
 
         A run that times out or dies early still returns what finished, with
         ``timed_out`` / ``trusted`` telling the caller how far to believe it.
@@ -55,6 +90,13 @@ class Toolchain(ABC):
         Raises:
             SandboxError: the sandbox broke.
         """
+
+    def is_protected(self, path: str, *, added: bool = False) -> bool:
+        """True when a graded patch may not change the repo-relative ``path`` (``added``:
+        the patch creates it): test code, and whatever decides how the tests run (runner
+        configuration, start-up hooks). Changes a patch makes there are thrown away before
+        grading."""
+        return self.is_test_file(path)
 
     def warm_runner(self, sandbox: Sandbox) -> TestRunner | None:
         """A faster runner for many runs in one sandbox (a warm process reused across runs),

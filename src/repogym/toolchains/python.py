@@ -9,7 +9,9 @@ Install recipe (heuristic, no LLM), run in the repository with the env's venv fi
    a plain editable install, then to a non-editable one;
 3. test requirement files (``requirements-test.txt``, ``requirements/test*.txt``, ...), and
    ``requirements.txt`` when there is no project metadata; PEP 735 dependency groups
-   ``test``/``tests``/``dev``; tox ``[testenv] deps`` without substitutions;
+   ``test``/``tests``/``testing``/``dev``; tox ``[testenv] deps`` without substitutions; the
+   test and dev groups of Poetry, PDM and Hatch (:mod:`repogym.toolchains.python_deps`),
+   best effort;
 4. pytest and pytest-cov (for the baseline's per-test coverage), plus plugins the configuration needs (``--cov`` -> pytest-cov, ``-n`` ->
    pytest-xdist, ``timeout`` -> pytest-timeout), plus third-party modules the tests import
    that nothing above installed (best effort: one failing name does not fail the step);
@@ -29,23 +31,27 @@ from __future__ import annotations
 
 import ast
 import configparser
+import functools
 import json
 import re
 import secrets
 import shlex
 import sys
+import time
 import tomllib
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Collection, Iterable, Sequence
 
-from repogym.errors import NoTestsError, TestRunError
-from repogym.sandboxes.base import Sandbox
-from repogym.schemas.records import (Checkout, CoverageMap, EnvSpec, Outcome, TestResult,
-                                     TestRun)
-from repogym.toolchains.base import TOOLCHAINS, TestRunner, Toolchain
+from repogym.errors import NoTestsError, SandboxError, TestRunError
+from repogym.sandboxes.base import ExecResult, Sandbox
+from repogym.schemas.records import Checkout, CoverageMap, EnvSpec, TestRun, TimeLimits
+from repogym.toolchains import python_deps as pydeps
+from repogym.toolchains.base import TOOLCHAINS, RunPlugin, TestRunner, Toolchain
+from repogym.toolchains.pytest_report import parse_report
 
-RECIPE_VERSION = "py-3"
+RECIPE_VERSION = "py-4"
 TEST_EXTRAS = ("test", "tests", "testing", "dev")
 TEST_REQUIREMENT_FILES = (
     "requirements-test.txt", "requirements_test.txt", "test-requirements.txt",
@@ -64,6 +70,19 @@ IMPORT_TO_DIST = {
     "freezegun": "freezegun", "hamcrest": "pyhamcrest", "multipart": "python-multipart",
 }
 TEST_DIR_NAMES = {"tests", "test", "testing"}
+# every configuration file some pytest version reads (9: pytest.toml and .pytest.toml
+# first); runs pin the one the installed pytest reads (plugins/repogym_launch.py), so these
+# only matter to a patch that edits one
+RUNNER_CONFIG = ("pytest.toml", ".pytest.toml", "pytest.ini", ".pytest.ini", "pyproject.toml",
+                 "tox.ini", "setup.cfg")
+# files the interpreter runs before pytest starts, wherever they sit on sys.path
+STARTUP_HOOKS = ("sitecustomize.py", "usercustomize.py", ".pth")
+# install metadata: an egg-info's entry_points.txt can make pytest load a plugin
+INSTALL_METADATA = (".egg-info", ".dist-info")
+# what the runner imports: a module of that name at the root of the work tree (which runs
+# put on sys.path) would stand in for it
+RUNNER_MODULES = frozenset({"pytest", "_pytest", "pluggy", "py", "iniconfig", "packaging",
+                            "exceptiongroup", "tomli", "colorama", "pygments"})
 SKIP_DIRS = {".git", ".tox", ".nox", "node_modules", ".venv", "venv", "build", "dist"}
 
 
@@ -187,9 +206,27 @@ class PythonToolchain(Toolchain):
 
     def is_test_file(self, path: str) -> bool:
         p = Path(path)
-        if p.name == "conftest.py" or p.name.startswith("test_") or p.stem.endswith("_test"):
+        if (p.name in ("conftest.py", "test.py", "tests.py") or p.name.startswith("test_")
+                or p.stem.endswith("_test")):
             return True
         return bool(TEST_DIR_NAMES.intersection(p.parts[:-1]))
+
+    def is_protected(self, path: str, *, added: bool = False) -> bool:
+        """Test files; every runner configuration file (any depth); start-up hooks; install
+        metadata; and, when the patch adds it, a module or package at the root named like a
+        standard-library or runner module (the project's own, committed, are its own)."""
+        p = Path(path)
+        if self.is_test_file(path) or path.endswith(RUNNER_CONFIG + STARTUP_HOOKS):
+            return True
+        if any(part.endswith(INSTALL_METADATA) or part.startswith("__editable__")
+               for part in p.parts):
+            return True
+        if not added:
+            return False
+        top = p.parts[0] if p.parts else ""
+        name = top.removesuffix(".py") if len(p.parts) == 1 else top
+        return (len(p.parts) > 1 or top.endswith(".py")) and (
+            name in sys.stdlib_module_names or name in RUNNER_MODULES)
 
     def test_files(self, repo: Path) -> list[Path]:
         return [p for p in _walk_py(repo)
@@ -216,11 +253,17 @@ class PythonToolchain(Toolchain):
         for rel in TEST_REQUIREMENT_FILES:
             if (repo / rel).is_file():
                 steps.append(f"python -m pip install -q -r {shlex.quote(rel)}")
-        for group in dependency_groups(repo):
-            steps.append(f"python -m pip install -q --group {group}")
+        declared = pydeps.declared_test_deps(repo)  # PEP 735, Poetry, PDM, Hatch
+        for group in dependency_groups(repo):  # pip resolves the group; ours is the fallback
+            fallback = declared.requirements(pydeps.Source.PEP735, group=group)
+            steps.append(f"python -m pip install -q --group {group}"
+                         + (f" || {pydeps.one_at_a_time(fallback)}" if fallback else ""))
         deps = tox_deps(repo)
         if deps:
             steps.append("python -m pip install -q " + " ".join(shlex.quote(d) for d in deps))
+        tools = declared.requirements(*pydeps.TOOL_SOURCES)  # tables pip cannot read itself
+        if tools:  # best effort: one unresolvable name must not fail the build
+            steps.append(pydeps.best_effort_install(tools))
         steps.append(self._test_tools_step(repo))
         if has_project:
             # test tools may have replaced the project (pytest needs iniconfig, pluggy, ...):
@@ -252,9 +295,12 @@ class PythonToolchain(Toolchain):
                 f">/dev/null 2>&1 || echo \"repogym: could not install $d (skipped)\"; done")
 
     def run_tests(
-        self, sandbox: Sandbox, *, timeout: float, select: Sequence[str] | None = None
+        self, sandbox: Sandbox, *, timeout: float, select: Sequence[str] | None = None,
+        plugins: Sequence[RunPlugin] = (), limits: TimeLimits | None = None,
+        exclude: Sequence[str] = (), allowed_changes: Collection[str] | None = (),
     ) -> TestRun:
-        run, _ = self._pytest(sandbox, timeout=timeout, select=select)
+        run, _ = self._pytest(sandbox, timeout=timeout, select=select, plugins=plugins,
+                              limits=limits, exclude=exclude, allowed_changes=allowed_changes)
         return run
 
     def warm_runner(self, sandbox: Sandbox) -> TestRunner:
@@ -279,31 +325,134 @@ class PythonToolchain(Toolchain):
         return parse_coverage(cov)
 
     def _pytest(self, sandbox: Sandbox, *, timeout: float, select: Sequence[str] | None,
-                coverage: bool = False) -> tuple[TestRun, bytes | None]:
-        scratch = sandbox.scratch_path()
-        nonce = secrets.token_hex(16)
-        report = f"{scratch}/r-{secrets.token_hex(8)}.jsonl"
-        config = {"report": report, "nonce": nonce,
-                  "select": sorted(select) if select is not None else None}
-        plugin = resources.files("repogym.toolchains.plugins").joinpath("repogym_report.py")
-        module = f"rg_{secrets.token_hex(8)}"  # a hack cannot look the plugin up by name
-        sandbox.write_file(f"{scratch}/{module}.py", plugin.read_bytes())
-        sandbox.write_file(f"{scratch}/config.json", json.dumps(config))
-        env = {"REPOGYM_PLUGIN_CONFIG": f"{scratch}/config.json", "PYTHONPATH": scratch,
-               "PYTHONDONTWRITEBYTECODE": "1"}
-        cmd = f"python -m pytest -p {module} {shlex.join(PYTEST_ARGS)}"
+                coverage: bool = False, plugins: Sequence[RunPlugin] = (),
+                limits: TimeLimits | None = None, exclude: Sequence[str] = (),
+                allowed_changes: Collection[str] | None = ()) -> tuple[TestRun, bytes | None]:
+        files = _RunFiles.place(sandbox, plugins, {
+            "select": sorted(select) if select is not None else None,
+            "exclude": sorted(exclude), "limits": limits.plugin_config() if limits else None})
+        cmd = f"python {files.launcher} {files.module} {shlex.join(PYTEST_ARGS)}"
+        cmd += "".join(f" -p {placed.module}" for placed in files.extras)
         if coverage:
-            sandbox.write_file(f"{scratch}/coveragerc", COVERAGE_RC.format(data=f"{scratch}/.cov"))
-            cmd += (f" --cov=. --cov-context=test --cov-config={scratch}/coveragerc"
-                    f" --cov-report=json:{scratch}/cov.json")
-        result = sandbox.exec(cmd, timeout=timeout, env=env)
-        raw = _read_or_empty(sandbox, report).decode("utf-8", errors="replace")
-        cov = _read_or_empty(sandbox, f"{scratch}/cov.json") if coverage else b""
-        sandbox.exec(["rm", "-rf", scratch], timeout=30)
+            sandbox.write_file(f"{files.scratch}/coveragerc",
+                               COVERAGE_RC.format(data=f"{files.scratch}/.cov"))
+            cmd += (f" --cov=. --cov-context=test --cov-config={files.scratch}/coveragerc"
+                    f" --cov-report=json:{files.scratch}/cov.json")
+        result, lost = _exec_or_lost(sandbox, cmd, timeout=timeout, env=files.env)
+        try:
+            raw, cov, outputs = files.read(sandbox, lost, coverage)
+        except SandboxError as exc:  # broke now (killed at the run's limit): read what is left
+            lost = str(exc) or "the sandbox broke"
+            raw, cov, outputs = files.read(sandbox, lost, coverage)
         log = (result.stdout + result.stderr)[-4000:]
-        run = parse_report(raw, nonce=nonce, exit_code=result.exit_code,
-                           duration=result.duration, timed_out=result.timed_out, log_tail=log)
-        return run, (cov or None)
+        run = parse_report(raw, nonce=files.nonce, exit_code=result.exit_code,
+                           duration=result.duration, timed_out=result.timed_out, log_tail=log,
+                           allowed_changes=allowed_changes)
+        return run.model_copy(update={"extras": outputs, "sandbox_lost": lost}), (
+            cov.encode() or None)
+
+
+@dataclass(frozen=True)
+class _RunFiles:
+    """One run's files in a fresh scratch directory: the report plugin and the launcher
+    under random module names, the plugin's settings (with this run's report path and
+    nonce), and any extra plugins."""
+
+    scratch: str
+    report: str
+    nonce: str
+    module: str
+    launcher: str
+    extras: list[PlacedPlugin]
+
+    @property
+    def env(self) -> dict[str, str]:
+        return {**RUN_ENV, "REPOGYM_PLUGIN_CONFIG": f"{self.scratch}/config.json",
+                "PYTHONPATH": self.scratch}
+
+    @classmethod
+    def place(cls, sandbox: Sandbox, plugins: Sequence[RunPlugin],
+              settings: dict[str, object]) -> _RunFiles:
+        scratch = sandbox.scratch_path()
+        files = cls(scratch=scratch, report=f"{scratch}/r-{secrets.token_hex(8)}.jsonl",
+                    nonce=secrets.token_hex(16), module=f"rg_{secrets.token_hex(8)}",
+                    launcher=f"{scratch}/rg_{secrets.token_hex(8)}.py",
+                    extras=placed_plugins(scratch, plugins))
+        config = {"report": files.report, "nonce": files.nonce, **settings}
+        sandbox.write_file(f"{scratch}/{files.module}.py", plugin_source("repogym_report.py"))
+        sandbox.write_file(f"{scratch}/config.json", json.dumps(config))
+        sandbox.write_file(files.launcher, plugin_source("repogym_launch.py"))
+        for placed in files.extras:
+            sandbox.write_file(f"{scratch}/{placed.module}.py", placed.plugin.source)
+            sandbox.write_file(f"{scratch}/{placed.module}.json", json.dumps(placed.config))
+        return files
+
+
+    def read(self, sandbox: Sandbox, lost: str,
+             coverage: bool) -> tuple[str, str, dict[str, str]]:
+        """The report, the coverage JSON and the extra plugins' outputs; the scratch
+        directory is removed (unless the sandbox is lost: its reset does that)."""
+        raw = _salvaged(sandbox, self.report, lost)
+        cov = _salvaged(sandbox, f"{self.scratch}/cov.json", lost) if coverage else ""
+        outputs = {p.plugin.name: _salvaged(sandbox, p.out, lost) for p in self.extras}
+        if not lost:
+            sandbox.exec(["rm", "-rf", self.scratch], timeout=30)
+        return raw, cov, outputs
+
+
+def _exec_or_lost(sandbox: Sandbox, cmd: str, *, timeout: float,
+                  env: dict[str, str]) -> tuple[ExecResult, str]:
+    """Run the test command; when the sandbox breaks under it (the guard stopped it at a
+    limit, it was killed), say why instead of raising: what the run streamed until then is
+    still worth reading (:meth:`Sandbox.salvage`). The sandbox must then be reset."""
+    start = time.monotonic()
+    try:
+        return sandbox.exec(cmd, timeout=timeout, env=env), ""
+    except SandboxError as exc:
+        return ExecResult(exit_code=-9, stdout="", stderr=str(exc),
+                          duration=time.monotonic() - start), str(exc) or "the sandbox broke"
+
+
+def _salvaged(sandbox: Sandbox, path: str, lost: str) -> str:
+    """A file the run wrote ("" if it wrote none); from a broken sandbox when ``lost``."""
+    if lost:
+        data = sandbox.salvage(path)
+        if data is None and path.endswith(".jsonl"):
+            raise SandboxError(f"{lost} (and its test report could not be read)")
+        return (data or b"").decode("utf-8", errors="replace")
+    return _read_or_empty(sandbox, path).decode("utf-8", errors="replace")
+
+
+@dataclass(frozen=True)
+class PlacedPlugin:
+    """A :class:`RunPlugin` as one run lays it out: module name, settings, output path."""
+
+    plugin: RunPlugin
+    module: str
+    out: str
+
+    @property
+    def config(self) -> dict:
+        return {**self.plugin.config, "out": self.out}
+
+
+def placed_plugins(scratch: str, plugins: Sequence[RunPlugin]) -> list[PlacedPlugin]:
+    """Random module names (as for the report plugin) and output paths in ``scratch``."""
+    out = []
+    for plugin in plugins:
+        module = f"rg_{secrets.token_hex(8)}"
+        out.append(PlacedPlugin(plugin, module, f"{scratch}/{module}.out"))
+    return out
+
+
+# the environment of every test run: no options or plugins from the environment, no .pyc
+RUN_ENV = {"PYTEST_ADDOPTS": "", "PYTEST_PLUGINS": "", "PYTHONDONTWRITEBYTECODE": "1"}
+
+
+@functools.lru_cache(maxsize=None)
+def plugin_source(name: str) -> str:
+    """A file of ``repogym.toolchains.plugins`` (read once per process)."""
+    return resources.files("repogym.toolchains.plugins").joinpath(name).read_text()
 
 
 # --tb=line: formatting tracebacks is most of what a failing test costs (7x on a 216-test
@@ -347,98 +496,6 @@ def parse_coverage(raw: bytes) -> CoverageMap:
         if bare:
             imports[path] = tuple(sorted(bare))
     return CoverageMap(files=out, import_lines=imports)
-
-
-class _Acc:
-    """Folds the setup/call/teardown reports of one test into one outcome."""
-
-    def __init__(self) -> None:
-        self.outcome: Outcome | None = None
-        self.duration = 0.0
-        self.message = ""
-        self.side_effects: tuple[str, ...] = ()
-
-    def add(self, ev: dict) -> None:
-        self.duration += float(ev.get("duration") or 0.0)
-        when, out, xf = ev.get("when"), ev.get("outcome"), bool(ev.get("wasxfail"))
-        if out == "failed":
-            self.message = self.message or ev.get("message", "")
-            if when == "call":
-                self.outcome = Outcome.failed
-            elif self.outcome is not Outcome.failed:
-                self.outcome = Outcome.error
-        elif out == "skipped" and when in ("setup", "call") and self.outcome is None:
-            self.outcome = Outcome.xfail if xf else Outcome.skipped
-        elif out == "passed" and when == "call" and self.outcome is None:
-            self.outcome = Outcome.xpass if xf else Outcome.passed
-
-    def result(self, nodeid: str) -> TestResult:
-        # a test whose call phase never reported (killed mid-test) is an error
-        return TestResult(nodeid=nodeid, outcome=self.outcome or Outcome.error,
-                          duration=round(self.duration, 6), message=self.message,
-                          side_effects=self.side_effects)
-
-
-def _events(raw: str) -> Iterable[dict]:
-    for line in raw.splitlines():
-        try:
-            ev = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(ev, dict):
-            yield ev
-
-
-def parse_report(raw: str, *, nonce: str, exit_code: int, duration: float,
-                 timed_out: bool = False, log_tail: str = "") -> TestRun:
-    """Turn the plugin's JSONL report into a :class:`TestRun`, cross-checked with the exit code."""
-    accs: dict[str, _Acc] = {}
-    errors: list[str] = []
-    collected, finish = 0, None
-    problems: list[str] = []
-    for ev in _events(raw):
-        kind = ev.get("event")
-        if kind == "test":
-            accs.setdefault(str(ev.get("nodeid")), _Acc()).add(ev)
-        elif kind == "side_effects" and isinstance(ev.get("what"), list):
-            acc = accs.setdefault(str(ev.get("nodeid")), _Acc())
-            acc.side_effects = tuple(str(w)[:300] for w in ev["what"][:10])
-        elif kind == "collect_error":
-            errors.append(str(ev.get("nodeid")))
-        elif kind == "tamper":
-            problems.append(f"pytest internals were replaced: {ev.get('what')}")
-        elif kind == "collected":
-            collected = int(ev.get("count") or 0)
-        elif kind == "finish":
-            if ev.get("nonce") != nonce:
-                problems.append("report finish event carries a foreign nonce")
-            elif finish is not None:
-                problems.append("report has two finish events")
-            else:
-                finish = int(ev.get("exitstatus", -1))
-    results = {n: a.result(n) for n, a in accs.items()}
-    for nodeid in errors:
-        results.setdefault(nodeid, TestResult(nodeid=nodeid, outcome=Outcome.error,
-                                              message="collection error"))
-    problems += _cross_check(results, finish, exit_code, timed_out)
-    return TestRun(results=results, exit_code=exit_code, duration=duration, timed_out=timed_out,
-                   collected=collected, collection_errors=tuple(errors),
-                   finished=finish is not None, problems=tuple(problems), log_tail=log_tail)
-
-
-def _cross_check(results: dict[str, TestResult], finish: int | None, exit_code: int,
-                 timed_out: bool) -> list[str]:
-    if timed_out or finish is None:
-        return []  # already untrusted through `timed_out` / `finished`
-    problems = []
-    if finish != exit_code:
-        problems.append(f"pytest exit code {exit_code} disagrees with the report's {finish}")
-    bad = any(r.outcome in (Outcome.failed, Outcome.error) for r in results.values())
-    if exit_code == 0 and bad:
-        problems.append("exit code 0 but the report has failures")
-    if exit_code == 1 and not bad:
-        problems.append("exit code 1 but the report has no failure")
-    return problems
 
 
 TOOLCHAINS.register("python")(PythonToolchain)

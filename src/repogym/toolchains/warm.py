@@ -16,17 +16,17 @@ starts next time). It is the judge's tool for its own candidates: grading a poli
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
 import secrets
-from importlib import resources
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Collection, Sequence
 
 from repogym.errors import SandboxError
 from repogym.sandboxes.base import Sandbox
 from repogym.sandboxes.channel import Channel, ChannelClosed, ChannelTimeout, new_tag
-from repogym.schemas.records import TestRun
+from repogym.schemas.records import TestRun, TimeLimits
+from repogym.toolchains.base import RunPlugin
+from repogym.toolchains.python import plugin_source
 
 if TYPE_CHECKING:
     from repogym.toolchains.python import PythonToolchain
@@ -35,12 +35,6 @@ log = logging.getLogger(__name__)
 
 START_TIMEOUT = 300.0  # importing and collecting a whole suite once
 HOST_GRACE = 10.0  # past a run's own timeout, before the server counts as hung
-
-
-@functools.lru_cache(maxsize=None)
-def _plugin(name: str) -> str:
-    """A plugin's source, read once per process (it is sent with every run)."""
-    return resources.files("repogym.toolchains.plugins").joinpath(name).read_text()
 
 
 class WarmPytest:
@@ -58,28 +52,37 @@ class WarmPytest:
         self.warm_runs = self.fresh_runs = 0
 
     def run_tests(self, sandbox: Sandbox, *, timeout: float,
-                  select: Sequence[str] | None = None) -> TestRun:
+                  select: Sequence[str] | None = None, plugins: Sequence[RunPlugin] = (),
+                  limits: TimeLimits | None = None, exclude: Sequence[str] = (),
+                  allowed_changes: Collection[str] | None = ()) -> TestRun:
         """Like :meth:`PythonToolchain.run_tests` (same outcomes), in a forked child.
 
         Raises:
-            SandboxError: the sandbox broke.
+            SandboxError: the sandbox broke (and nothing of the run could be read).
         """
         if sandbox is not self.sandbox:
             raise ValueError("a WarmPytest runs tests only in the sandbox it was made for")
         channel = self._server()
         if channel is not None:
+            run = _WarmRun(self.sandbox, timeout=timeout, select=select, plugins=plugins,
+                           limits=limits, exclude=exclude, allowed_changes=allowed_changes)
             try:
-                run = self._run(channel, timeout=timeout, select=select)
+                result = run.through(channel)
                 self.warm_runs += 1
-                return run
+                return result
             except ChannelClosed as exc:  # killed by code under test, OOM, a replaced sandbox
-                log.info("warm pytest server gone (%s); this run is a fresh one", exc)
                 self._stop()
+                lost = _broken(sandbox)
+                if lost:  # the sandbox itself died (a limit): what the run streamed tells why
+                    return run.salvaged(lost)
+                log.info("warm pytest server gone (%s); this run is a fresh one", exc)
             except ChannelTimeout:
                 self._stop()
                 raise SandboxError("the warm pytest server stopped answering") from None
         self.fresh_runs += 1
-        return self.toolchain.run_tests(sandbox, timeout=timeout, select=select)
+        return self.toolchain.run_tests(sandbox, timeout=timeout, select=select, plugins=plugins,
+                                        limits=limits, exclude=exclude,
+                                        allowed_changes=allowed_changes)
 
     def close(self) -> None:
         self._stop()
@@ -93,7 +96,7 @@ class WarmPytest:
             return self.channel
         tag = new_tag()
         try:
-            channel = self.sandbox.spawn(["python", "-u", "-c", _plugin("repogym_warm.py"), tag],
+            channel = self.sandbox.spawn(["python", "-u", "-c", plugin_source("repogym_warm.py"), tag],
                                          tag=tag)
         except NotImplementedError as exc:
             self.cold_reason = str(exc)
@@ -118,28 +121,78 @@ class WarmPytest:
             self.channel.close()  # reset() no longer spares it, and kills what is left
             self.channel = None
 
-    def _run(self, channel: Channel, *, timeout: float,
-             select: Sequence[str] | None) -> TestRun:
-        from repogym.toolchains.python import PYTEST_ARGS, parse_report
 
-        scratch = self.sandbox.scratch_path()
-        nonce = secrets.token_hex(16)
-        report = f"{scratch}/r-{secrets.token_hex(8)}.jsonl"
-        config = {"report": report, "nonce": nonce,
-                  "select": sorted(select) if select is not None else None}
-        paths = sorted({t.split("::", 1)[0] for t in select}) if select else []
-        request = {
+
+def _broken(sandbox: Sandbox) -> str:
+    """Why the sandbox cannot run a command any more ("" while it can)."""
+    try:
+        sandbox.exec("true", timeout=30)
+    except SandboxError as exc:
+        return str(exc) or "the sandbox broke"
+    return ""
+
+
+class _WarmRun:
+    """One run through the warm server: its request, and how to read the answer (or,
+    when the sandbox died under it, what the report streamed until then)."""
+
+    def __init__(self, sandbox: Sandbox, *, timeout: float, select: Sequence[str] | None,
+                 plugins: Sequence[RunPlugin], limits: TimeLimits | None,
+                 exclude: Sequence[str], allowed_changes: Collection[str] | None) -> None:
+        from repogym.toolchains.python import PYTEST_ARGS, RUN_ENV, placed_plugins
+
+        self.sandbox, self.timeout, self.allowed = sandbox, timeout, allowed_changes
+        scratch = sandbox.scratch_path()
+        self.extras = placed_plugins(scratch, plugins)
+        self.nonce = secrets.token_hex(16)
+        self.report = f"{scratch}/r-{secrets.token_hex(8)}.jsonl"
+        config = {"report": self.report, "nonce": self.nonce,
+                  "select": sorted(select) if select is not None else None,
+                  "exclude": sorted(exclude),
+                  "limits": limits.plugin_config() if limits else None}
+        self.request = {
             "op": "run", "dir": scratch, "plugin": f"rg_{secrets.token_hex(8)}",
-            "source": _plugin("repogym_report.py"), "config": json.dumps(config),
-            "report": report, "args": list(PYTEST_ARGS), "paths": paths, "timeout": timeout,
-            "env": {"REPOGYM_PLUGIN_CONFIG": f"{scratch}/config.json", "PYTHONPATH": scratch,
-                    "PYTHONDONTWRITEBYTECODE": "1"},
+            "source": plugin_source("repogym_report.py"), "config": json.dumps(config),
+            "launcher": f"rg_{secrets.token_hex(8)}",
+            "launcher_source": plugin_source("repogym_launch.py"),
+            "report": self.report, "args": list(PYTEST_ARGS), "timeout": timeout,
+            "paths": sorted({t.split("::", 1)[0] for t in select}) if select else [],
+            "plugins": [{"module": p.module, "source": p.plugin.source,
+                         "config": json.dumps(p.config), "out": p.out} for p in self.extras],
+            "env": {**RUN_ENV, "REPOGYM_PLUGIN_CONFIG": f"{scratch}/config.json",
+                    "PYTHONPATH": scratch},
         }
-        answer = channel.request(request, timeout=timeout + HOST_GRACE)
+
+    def through(self, channel: Channel) -> TestRun:
+        answer = channel.request(self.request, timeout=self.timeout + HOST_GRACE)
         if "error" in answer:
             raise ChannelClosed(f"the warm server failed a run: {answer['error']}")
-        return parse_report(str(answer.get("report") or ""), nonce=nonce,
-                            exit_code=int(answer["exit_code"]),
+        extras = answer.get("extras") or {}
+        return self._parsed(str(answer.get("report") or ""), exit_code=int(answer["exit_code"]),
                             duration=float(answer["duration"]),
                             timed_out=bool(answer["timed_out"]),
-                            log_tail=str(answer.get("log") or "")[-4000:])
+                            log=str(answer.get("log") or ""),
+                            extras={p.plugin.name: str(extras.get(p.module, ""))
+                                    for p in self.extras})
+
+    def salvaged(self, lost: str) -> TestRun:
+        """What the report streamed before the sandbox died.
+
+        Raises:
+            SandboxError: not even the report could be read.
+        """
+        raw = self.sandbox.salvage(self.report)
+        if raw is None:
+            raise SandboxError(f"{lost} (and its test report could not be read)")
+        run = self._parsed(raw.decode("utf-8", "replace"), exit_code=-9, duration=0.0,
+                           timed_out=False, log=lost, extras={})
+        return run.model_copy(update={"sandbox_lost": lost})
+
+    def _parsed(self, raw: str, *, exit_code: int, duration: float, timed_out: bool,
+                log: str, extras: dict[str, str]) -> TestRun:
+        from repogym.toolchains.pytest_report import parse_report
+
+        run = parse_report(raw, nonce=self.nonce, exit_code=exit_code, duration=duration,
+                           timed_out=timed_out, log_tail=log[-4000:],
+                           allowed_changes=self.allowed)
+        return run.model_copy(update={"extras": extras})

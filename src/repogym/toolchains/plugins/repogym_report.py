@@ -1,23 +1,52 @@
-"""pytest plugin loaded by repogym (``-p repogym_report``) to write a structured report.
+"""pytest plugin loaded by repogym (``-p <random name>``) to write a structured report.
 
 Its settings come from a JSON file named by ``REPOGYM_PLUGIN_CONFIG``, which it reads and
-deletes at import, before any code under test runs: ``{"report": path, "nonce": str,
-"select": [node ids] | null}``. It streams one JSON object per line to the report (a fresh,
-unguessable path per run), flushing after each, so a run killed half-way still tells
-which tests finished. Events:
+deletes at import, before any code under test runs::
+
+    {"report": path, "nonce": str, "select": [node ids] | null, "exclude": [node ids],
+     "limits": {"default": s | null, "tests": {node id: s}, "grace": s} | null}
+
+It streams one JSON object per line to the report (a fresh, unguessable path per run),
+written with ``os.write`` as each event happens, so a run killed half-way still tells which
+tests finished and which one was running. Events:
 
     {"event": "start"}        (no nonce: code under test may read the report)
     {"event": "collect_error", "nodeid": ..., "message": ...}
     {"event": "collected", "count": N}
+    {"event": "plugins", "files": [...]}  work-tree modules loaded as plugins (no conftests)
+    {"event": "begin", "nodeid": ...}     a test's setup starts
     {"event": "test", "nodeid": ..., "when": "setup|call|teardown", "outcome": ...,
-     "wasxfail": bool, "duration": s, "message": ...}
+     "wasxfail": bool, "duration": s, "message": ..., "body": bool | null}
+    {"event": "timeout", "nodeid": ..., "limit": s, "hard": bool}
     {"event": "side_effects", "nodeid": ..., "what": [...]}   after the test's teardown
-    {"event": "tamper", "what": [...]}   pytest internals replaced while tests ran
+    {"event": "runner_changed", "what": [...], "when": "collection|finish"}
     {"event": "finish", "exitstatus": N, "nonce": N}
 
-It is copied in under a random module name per run, so a hack cannot find it by name.
+The test runner's integrity, checked without trusting anything code under test can reach:
 
-When ``select`` is a list, only those node ids run (the rest are deselected).
+* this module binds every function it uses (serialisation is its own, writes are
+  ``os.write`` on a descriptor it opened, clocks, signals) when it is imported -- repogym's
+  launcher imports it before pytest loads any plugin, conftest or project module;
+* it snapshots every function, class and method of the runner's own modules (``pytest``,
+  ``_pytest``, ``pluggy``, ``unittest``) and the standard-library functions it binds, by
+  identity and code, then compares them after collection and at the end; the pytest
+  plugins registered before the first conftest loads and their hook implementations are
+  compared too, and a plugin registered later must be a conftest, a module a
+  ``pytest_plugins`` names, or an instance of a class loaded before project code ran.
+  Every difference is reported as ``runner_changed``; the host decides which differences
+  are the environment's own (a plugin of the env image patching pytest at the clean state
+  too) and which are tamper;
+* ``body``: whether the test's own code object was entered during its call phase (a
+  profile hook watches only until it is), so a runner that skips test bodies cannot pass.
+
+Time limits: with ``limits``, a watchdog thread gives every test (setup to teardown) its
+limit; past it the test is interrupted with ``SIGALRM`` (it fails as timed out and the run
+goes on) and, when it does not come back within ``grace`` seconds, the process group is
+killed after a ``timeout`` event with ``hard: true`` (the host then knows which test it was
+and runs the rest again).
+
+It is copied in under a random module name per run, so a hack cannot find it by name.
+When ``select`` is a list, only those node ids run; ``exclude`` ids never run.
 
 Side effects: while a test runs (setup to teardown), an audit hook notes what a test that
 only computes has no reason to do -- try the network beyond loopback, or write, create or
@@ -31,16 +60,88 @@ can scrub the marker, or use a raw syscall); the sandbox, not this hook, is the 
 This file is copied into the sandbox as is; it must import nothing but the stdlib and pytest.
 """
 
+import _thread
+import builtins
 import ipaddress
 import json
 import os
+import signal
 import socket
 import sys
 import time
+import types
+import unittest
 
 import pytest
 
-_STREAM = None
+# -- everything this plugin calls, bound before code under test runs ------------------------
+
+_BOUND = {  # watched name -> (module, attribute): compared at the end like the runner's
+    "os.write": (os, "write"), "os.open": (os, "open"), "os.close": (os, "close"),
+    "os.killpg": (os, "killpg"), "os.getpgid": (os, "getpgid"), "os._exit": (os, "_exit"),
+    "os.getpid": (os, "getpid"), "os.listdir": (os, "listdir"),
+    "time.monotonic": (time, "monotonic"), "time.sleep": (time, "sleep"),
+    "signal.signal": (signal, "signal"), "signal.pthread_kill": (signal, "pthread_kill"),
+    "sys.setprofile": (sys, "setprofile"), "sys.getprofile": (sys, "getprofile"),
+    "_thread.start_new_thread": (_thread, "start_new_thread"),
+    "_thread.get_ident": (_thread, "get_ident"), "builtins.open": (builtins, "open"),
+    "builtins.isinstance": (builtins, "isinstance"), "builtins.len": (builtins, "len"),
+    "builtins.ord": (builtins, "ord"), "builtins.repr": (builtins, "repr"),
+    "builtins.str": (builtins, "str"), "builtins.getattr": (builtins, "getattr"),
+    "builtins.int": (builtins, "int"), "builtins.float": (builtins, "float"),
+    "builtins.hasattr": (builtins, "hasattr"), "builtins.callable": (builtins, "callable"),
+    "builtins.vars": (builtins, "vars"), "builtins.id": (builtins, "id"),
+    "json.load": (json, "load"),
+}
+_BOUND_VALUES = {name: getattr(mod, attr) for name, (mod, attr) in _BOUND.items()}
+_write, _os_open, _close = os.write, os.open, os.close
+_killpg, _getpgid, _exit, _getpid = os.killpg, os.getpgid, os._exit, os.getpid
+_monotonic, _sleep = time.monotonic, time.sleep
+_signal, _pthread_kill = signal.signal, signal.pthread_kill
+_setprofile, _getprofile = sys.setprofile, sys.getprofile
+_start_thread, _get_ident = _thread.start_new_thread, _thread.get_ident
+_isinstance, _len, _ord, _repr, _str, _getattr = isinstance, len, ord, repr, str, getattr
+_int, _float, _hasattr, _callable, _vars, _id = int, float, hasattr, callable, vars, id
+_FunctionType, _BuiltinType, _CodeType, _ModuleType = (
+    types.FunctionType, types.BuiltinFunctionType, types.CodeType, types.ModuleType)
+_Failed = pytest.fail.Exception
+_Function = pytest.Function
+_MAIN_THREAD = _get_ident()
+
+
+def _quote(text):
+    """A JSON string: every character outside printable ASCII escaped (no library code)."""
+    out = ['"']
+    for ch in text:
+        code = _ord(ch)
+        if ch == '"' or ch == "\\":
+            out.append("\\" + ch)
+        elif 32 <= code < 127:
+            out.append(ch)
+        elif code < 0x10000:
+            out.append("\\u%04x" % code)
+        else:
+            code -= 0x10000
+            out.append("\\u%04x\\u%04x" % (0xD800 + (code >> 10), 0xDC00 + (code & 0x3FF)))
+    out.append('"')
+    return "".join(out)
+
+
+def _encode(value):
+    """JSON for the plugin's own events (dicts, lists, strings, numbers, bools, None)."""
+    if value is None or value is True or value is False:
+        return {None: "null", True: "true", False: "false"}[value]
+    if _isinstance(value, _str):
+        return _quote(value)
+    if _isinstance(value, _float):
+        return _float.__repr__(value)
+    if _isinstance(value, _int):
+        return _int.__repr__(value)
+    if _isinstance(value, dict):
+        return "{" + ", ".join(_quote(_str(k)) + ": " + _encode(v) for k, v in value.items()) + "}"
+    if _isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_encode(v) for v in value) + "]"
+    return _quote(_repr(value))
 
 
 def _load_config():
@@ -54,41 +155,323 @@ def _load_config():
         os.unlink(path)
 
 
-def _internals():
-    """pytest internals a reward hack would patch to turn failures into passes."""
-    import _pytest.python
-    import _pytest.reports
-    import _pytest.runner
-
-    return {
-        "TestReport.from_item_and_call": _pytest.reports.TestReport.__dict__.get("from_item_and_call"),
-        "TestReport.__init__": _pytest.reports.TestReport.__init__,
-        "runner.call_and_report": _pytest.runner.call_and_report,
-        "runner.pytest_runtest_makereport": _pytest.runner.pytest_runtest_makereport,
-        "runner.CallInfo.from_call": _pytest.runner.CallInfo.__dict__.get("from_call"),
-        "python.pytest_pyfunc_call": _pytest.python.pytest_pyfunc_call,
-        "python.Function.runtest": _pytest.python.Function.runtest,
-    }
-
-
 _CONFIG = _load_config()
-_ORIGINAL = _internals()
 _NONCE = _CONFIG.get("nonce", "")
 _PATH = _CONFIG.get("report", "")
 _SELECT = _CONFIG.get("select")
+_EXCLUDE = frozenset(_CONFIG.get("exclude") or ())
+_LIMITS = _CONFIG.get("limits") or None
+_FD = [None]
 
 
 def _emit(obj):
-    global _STREAM
     if not _PATH:
         return
-    if _STREAM is None:
-        _STREAM = open(_PATH, "a", encoding="utf-8")
-    _STREAM.write(json.dumps(obj) + "\n")
-    _STREAM.flush()
+    if _FD[0] is None:
+        _FD[0] = _os_open(_PATH, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    data = (_encode(obj) + "\n").encode("utf-8")
+    while data:
+        data = data[_write(_FD[0], data):]
 
+
+# -- the runner's own code, as it was before any project code ran ---------------------------
+
+_WATCHED = ("pytest", "_pytest", "pluggy", "unittest")
+
+
+def _code(value):
+    """What a callable runs: its code object, or the object itself for builtins."""
+    value = _getattr(value, "__func__", value)
+    return _getattr(value, "__code__", value)
+
+
+def _facts(value):
+    """What identifies a callable's behaviour: the object, its code, its defaults."""
+    return (value, _code(value), _getattr(value, "__defaults__", None),
+            _getattr(value, "__kwdefaults__", None))
+
+
+def _members(owner, prefix, out):
+    for attr, value in list(_vars(owner).items()):
+        if _isinstance(value, property):
+            out[prefix + attr] = (value, *(_code(f) for f in (value.fget, value.fset, value.fdel)))
+        elif _isinstance(value, (staticmethod, classmethod)):
+            out[prefix + attr] = (value, *_facts(value.__func__))
+        elif _callable(value):
+            out[prefix + attr] = _facts(value)
+
+
+_BUILTIN_NAMES = frozenset(_vars(builtins))
+
+
+def _runner_state():
+    """Watched name -> (object, its code, ...): the runner's functions, classes, methods,
+    and module globals that shadow a builtin (a module looks those up before builtins)."""
+    state = {}
+    for name, module in list(sys.modules.items()):
+        if module is None or name.split(".")[0] not in _WATCHED:
+            continue
+        for attr, value in list(_vars(module).items()):
+            if _isinstance(value, type) and value.__module__ == name:
+                state[f"{name}.{attr}"] = (value,)
+                _members(value, f"{name}.{attr}.", state)
+            elif _isinstance(value, (_FunctionType, _BuiltinType)) or (
+                    attr in _BUILTIN_NAMES and not attr.startswith("__")):
+                state[f"{name}.{attr}"] = _facts(value)
+    for name in _BOUND:
+        state[name] = _facts(_BOUND_VALUES[name])
+    return state
+
+
+def _state_now(before):
+    """The watched names' current values (looked up again), for the names in ``before``."""
+    now = _runner_state()
+    for name, (module, attr) in _BOUND.items():
+        now[name] = _facts(_getattr(module, attr, None))
+    return now
+
+
+def _callables(value):
+    """The function objects a watched value runs (a property's accessors, a wrapped
+    static or class method's function, or the value itself)."""
+    if _isinstance(value, property):
+        return [f for f in (value.fget, value.fset, value.fdel) if f is not None]
+    if _isinstance(value, (staticmethod, classmethod)):
+        return [value.__func__]
+    return [value]
+
+
+def _known(value):
+    """True when the runner (or a pytest plugin loaded before project code) already had
+    every function this value runs: pytest moving its own functions around (its
+    ``legacypath`` plugin does at configure time) is not tamper."""
+    return all(_id(f) in _KNOWN for f in _callables(value))
+
+
+def _differences(before, now):
+    changed = []
+    for key, was in before.items():
+        cur = now.get(key)
+        if cur is None or (_len(cur) != _len(was) or any(a is not b for a, b in zip(cur, was))
+                           ) and not _known(cur[0]):
+            changed.append(key)
+    for key in now.keys() - before.keys():
+        owner, _, attr = key.rpartition(".")
+        new = (owner in before and _isinstance(before[owner][0], type)) or (
+            owner in sys.modules and attr in _BUILTIN_NAMES)
+        if new and not _known(now[key][0]):  # a method added to a watched class, a builtin
+            changed.append(key)  # shadowed
+    return sorted(changed)
+
+
+_RUNNER = _runner_state()
+_KNOWN = {_id(f) for facts in _RUNNER.values() for f in _callables(facts[0])}
+_KEEP = []
+_PLUGINS = {"plugins": None, "impls": None, "modules": None}
+
+
+def _learn(module):
+    """Remember the functions of a plugin module loaded before project code."""
+    for value in list(_vars(module).values()):
+        if _isinstance(value, type) and value.__module__ == module.__name__:
+            for member in list(_vars(value).values()):
+                _KEEP.append(member)  # ids stay unique while the objects live
+                _KNOWN.update(_id(f) for f in _callables(member))
+        elif _isinstance(value, _FunctionType):
+            _KEEP.append(value)
+            _KNOWN.add(_id(value))
+
+
+def _plugin_snapshot(pm):
+    """Before the first conftest: the registered plugins, every hook implementation's
+    function, and the modules loaded (classes from them may register instances later)."""
+    _PLUGINS["plugins"] = {_id(p) for p in pm.get_plugins()}
+    for plugin in pm.get_plugins():
+        if _isinstance(plugin, _ModuleType):
+            _learn(plugin)
+    _PLUGINS["impls"] = {_id(impl): (impl, impl.function) for impl in _hook_impls(pm)}
+    _PLUGINS["modules"] = dict(sys.modules)
+
+
+def _hook_impls(pm):
+    for caller in list(_vars(pm.hook).values()):
+        get = _getattr(caller, "get_hookimpls", None)
+        if get is not None:
+            yield from get()
+
+
+def _legit_plugin(pm, plugin, named):
+    """Registered before the first conftest; a conftest; a module some ``pytest_plugins``
+    names; or an instance of a class from a module loaded before project code ran."""
+    if _id(plugin) in _PLUGINS["plugins"]:
+        return True
+    if _isinstance(plugin, _ModuleType):
+        conftests = _getattr(pm, "_conftest_plugins", ())
+        return (plugin in conftests or plugin.__name__ in named or pm.get_name(plugin) in named
+                or (not conftests and (_getattr(plugin, "__file__", "") or "").endswith(
+                    "conftest.py")))
+    cls = type(plugin)
+    module = _PLUGINS["modules"].get(cls.__module__)
+    if module is None:
+        return False
+    if "." not in cls.__qualname__:
+        return _getattr(module, cls.__name__, None) is cls
+    return _hasattr(module, cls.__qualname__.split(".")[0])
+
+
+def _plugin_changes(pm):
+    if _PLUGINS["plugins"] is None:
+        return []
+    named = set()
+    for plugin in pm.get_plugins():
+        spec = _getattr(plugin, "pytest_plugins", ()) if _isinstance(plugin, _ModuleType) else ()
+        named.update([spec] if _isinstance(spec, _str) else list(spec or ()))
+    changed = [f"plugin:{pm.get_name(p) or type(p).__name__}" for p in pm.get_plugins()
+               if not _legit_plugin(pm, p, named)]
+    live = {_id(impl) for impl in _hook_impls(pm)}
+    for key, (impl, function) in _PLUGINS["impls"].items():
+        if key not in live or impl.function is not function:
+            changed.append(f"hookimpl:{impl.plugin_name}.{function.__name__}")
+    return sorted(set(changed))
+
+
+def _check_runner(session, when):
+    changed = _differences(_RUNNER, _state_now(_RUNNER)) + _plugin_changes(
+        session.config.pluginmanager)
+    if changed:
+        _emit({"event": "runner_changed", "when": when, "what": changed[:50]})
+
+
+# -- per-test time limits -------------------------------------------------------------------
+
+_CLOCK = [None]  # (nodeid, deadline, limit, stage) of the running test, replaced whole
+_WATCHING = [False]
+_GRACE = _float((_LIMITS or {}).get("grace") or 2.0)
+
+
+def _limit_of(nodeid):
+    if not _LIMITS:
+        return None
+    limit = (_LIMITS.get("tests") or {}).get(nodeid, _LIMITS.get("default"))
+    return _float(limit) if limit else None
+
+
+def _watchdog():
+    while True:
+        _sleep(0.02)
+        state = _CLOCK[0]
+        if state is None or _monotonic() < state[1]:
+            continue
+        nodeid, deadline, limit, stage = state
+        hard = stage == 1
+        if not hard:
+            _CLOCK[0] = (nodeid, deadline + _GRACE, limit, 1)
+        _emit({"event": "timeout", "nodeid": nodeid, "limit": limit, "hard": hard})
+        if not hard:
+            try:
+                _pthread_kill(_MAIN_THREAD, signal.SIGALRM)
+            except OSError:
+                pass
+            continue
+        try:
+            _killpg(_getpgid(0), signal.SIGKILL)
+        finally:
+            _exit(137)
+
+
+def _on_alarm(signum, frame):
+    state = _CLOCK[0]
+    if state is not None and state[3] == 1:
+        raise _Failed(f"Timeout: the test ran past its limit of {state[2]:.1f}s", pytrace=False)
+    if _callable(_PREVIOUS_ALARM):
+        _PREVIOUS_ALARM(signum, frame)
+
+
+_PREVIOUS_ALARM = None
+if _LIMITS:
+    _PREVIOUS_ALARM = _signal(signal.SIGALRM, _on_alarm)
+
+
+def _arm(nodeid):
+    limit = _limit_of(nodeid)
+    if limit is None:
+        return
+    if not _WATCHING[0]:
+        _WATCHING[0] = True
+        _start_thread(_watchdog, ())
+    _CLOCK[0] = (nodeid, _monotonic() + limit, limit, 0)
+
+
+def _disarm():
+    _CLOCK[0] = None
+
+
+# -- evidence that a test's body ran --------------------------------------------------------
+
+_BODY = {"target": None, "seen": None, "previous": None, "profile": None}
+
+
+def _innermost_code(item):
+    """The code object of the test function itself (through decorators' ``__wrapped__``)."""
+    obj = _getattr(item, "obj", None) if _isinstance(item, _Function) else None
+    seen = 0
+    while obj is not None and seen < 20:
+        seen += 1
+        inner = _getattr(_getattr(obj, "hypothesis", None), "inner_test", None)
+        inner = inner or _getattr(obj, "__wrapped__", None)
+        if inner is None:
+            break
+        obj = inner
+    code = _getattr(_getattr(obj, "__func__", obj), "__code__", None)
+    return code if _isinstance(code, _CodeType) else None
+
+
+def _profile(frame, event, arg):
+    body = _BODY
+    if event == "call" and frame.f_code is body["target"]:
+        body["seen"] = True
+        _stop_watching_body()
+    previous = body["previous"]
+    if previous is not None:
+        previous(frame, event, arg)
+
+
+def _stop_watching_body():
+    body = _BODY
+    if body["profile"] is not None and _getprofile() is body["profile"]:
+        _setprofile(body["previous"])
+    body["profile"] = None
+
+
+def _watch_body(item):
+    code = _innermost_code(item)
+    _BODY.update(target=code, seen=None if code is None else False, previous=None)
+    if code is not None:
+        _BODY["previous"] = _getprofile()
+        _BODY["profile"] = _profile
+        _setprofile(_profile)
+
+
+# -- reports ---------------------------------------------------------------------------------
 
 _MESSAGES = {}  # (nodeid, when) -> the exception's own text, taken before any formatting
+_BODIES = {}  # nodeid -> whether its body ran (None: not a Python function)
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_load_initial_conftests(early_config, parser, args):
+    _plugin_snapshot(early_config.pluginmanager)
+    yield
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_call(item):
+    _watch_body(item)
+    try:
+        yield
+    finally:
+        _stop_watching_body()
+        _BODIES[item.nodeid] = _BODY["seen"]
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -111,12 +494,14 @@ def _message(report):
     if own is not None:
         lines = [line.strip() for line in own.splitlines() if line.strip()]
         return "\n".join(lines)[:2000]
-    text = getattr(report, "longreprtext", "") or ""
+    text = _getattr(report, "longreprtext", "") or ""
     lines = [line[1:].strip() for line in text.splitlines() if line.startswith("E ")]
     if not lines:
         lines = [line.strip() for line in text.splitlines() if line.strip()][-3:]
     return "\n".join(lines)[:2000]
 
+
+# -- side effects ----------------------------------------------------------------------------
 
 _MARK_NAME = "REPOGYM_TEST_PROCESS"
 _MARK = os.urandom(8).hex()
@@ -135,16 +520,16 @@ _busy = False  # the hook's own calls raise audit events too
 
 
 def _note(text):
-    if len(_effects) < _MAX_EFFECTS and text not in _effects:
+    if _len(_effects) < _MAX_EFFECTS and text not in _effects:
         _effects.append(text)
 
 
 def _local_host(host):
     if host is None:
         return True
-    if isinstance(host, bytes):
+    if _isinstance(host, bytes):
         host = host.decode("ascii", "replace")
-    host = str(host).split("%", 1)[0]
+    host = _str(host).split("%", 1)[0]
     if host in ("", "localhost", _HOSTNAME) or host.endswith(".localhost"):
         return True
     try:
@@ -157,19 +542,19 @@ def _local_host(host):
 def _literal(host):
     """An address written out (no name to look up)."""
     try:
-        ipaddress.ip_address(host.decode("ascii") if isinstance(host, bytes) else host)
+        ipaddress.ip_address(host.decode("ascii") if _isinstance(host, bytes) else host)
     except (ValueError, UnicodeDecodeError):
         return False
     return True
 
 
 def _remote(address):
-    return isinstance(address, tuple) and address and not _local_host(address[0])
+    return _isinstance(address, tuple) and address and not _local_host(address[0])
 
 
 def _outside(path):
     """A path a test writes that is neither in the work tree nor a temporary folder."""
-    if isinstance(path, int) or path is None:
+    if _isinstance(path, int) or path is None:
         return None
     try:
         path = os.path.abspath(os.fsdecode(path))
@@ -210,19 +595,19 @@ def _observe(event, args):
             _before = _pids()
     elif event == "open":
         path, mode, flags = args
-        writes = any(c in mode for c in "wax+") if isinstance(mode, str) else bool(
+        writes = any(c in mode for c in "wax+") if _isinstance(mode, _str) else bool(
             (flags or 0) & _WRITE_FLAGS)
         where = writes and _outside(path)
         if where:
             _note(f"writes outside the work tree: {where}")
     elif event in _PATH_EVENTS:
         for i in _PATH_EVENTS[event]:
-            where = _outside(args[i]) if i < len(args) else None
+            where = _outside(args[i]) if i < _len(args) else None
             if where:
                 _note(f"{event.split('.')[-1]} outside the work tree: {where}")
     elif event in ("socket.connect", "socket.sendto", "socket.sendmsg"):
         sock, address = args[0], args[-1]
-        if getattr(sock, "family", None) != getattr(socket, "AF_UNIX", -1) and _remote(address):
+        if _getattr(sock, "family", None) != _getattr(socket, "AF_UNIX", -1) and _remote(address):
             _note(f"network: {event.split('.')[-1]} to {address[0]}:{address[1]}")
     elif event in ("socket.getaddrinfo", "socket.gethostbyname", "socket.gethostbyname_ex",
                    "socket.gethostbyaddr"):
@@ -272,12 +657,15 @@ def _command(pid):
 
 
 def _left_running(before):
-    deadline = time.monotonic() + _LINGER
+    deadline = _monotonic() + _LINGER
     while True:
-        left = sorted(p for p in _pids() - before - {os.getpid()} if _started_here(p))
-        if not left or time.monotonic() >= deadline:
+        left = sorted(p for p in _pids() - before - {_getpid()} if _started_here(p))
+        if not left or _monotonic() >= deadline:
             return left
-        time.sleep(0.05)
+        _sleep(0.05)
+
+
+# -- the session -----------------------------------------------------------------------------
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -286,13 +674,16 @@ def pytest_runtest_protocol(item, nextitem):
     _effects.clear()
     _before = None
     _current = item.nodeid
+    _emit({"event": "begin", "nodeid": item.nodeid})
+    _arm(item.nodeid)
     try:
         yield
     finally:
+        _disarm()
         _current = None
     left = [] if _before is None else _left_running(_before)  # no process started, none left
     if left:
-        _note(f"left {len(left)} process(es) running, e.g. pid {left[0]}: {_command(left[0])}")
+        _note(f"left {_len(left)} process(es) running, e.g. pid {left[0]}: {_command(left[0])}")
     if _effects:
         _emit({"event": "side_effects", "nodeid": item.nodeid, "what": list(_effects)})
 
@@ -304,21 +695,35 @@ def pytest_sessionstart(session):
 def pytest_collectreport(report):
     if report.failed:
         _emit({"event": "collect_error", "nodeid": report.nodeid,
-               "message": (getattr(report, "longreprtext", "") or "")[-2000:]})
+               "message": (_getattr(report, "longreprtext", "") or "")[-2000:]})
 
 
 def pytest_collection_modifyitems(session, config, items):
-    if _SELECT is not None:
-        wanted = set(_SELECT)
-        keep = [item for item in items if item.nodeid in wanted]
-        drop = [item for item in items if item.nodeid not in wanted]
+    wanted = None if _SELECT is None else set(_SELECT)
+    keep, drop = [], []
+    for item in items:
+        ok = (wanted is None or item.nodeid in wanted) and item.nodeid not in _EXCLUDE
+        (keep if ok else drop).append(item)
+    if drop:
         items[:] = keep
-        if drop:
-            config.hook.pytest_deselected(items=drop)
+        config.hook.pytest_deselected(items=drop)
+
+
+def _work_tree_plugins(pm):
+    """Files of the work tree that pytest loaded as plugins, conftests aside."""
+    files = []
+    for plugin in pm.get_plugins():
+        path = _getattr(plugin, "__file__", None) if _isinstance(plugin, _ModuleType) else None
+        if _isinstance(path, _str) and path.startswith(os.path.join(_ROOT, "")) and \
+                not path.endswith("conftest.py"):
+            files.append(os.path.relpath(path, _ROOT))
+    return sorted(files)
 
 
 def pytest_collection_finish(session):
-    _emit({"event": "collected", "count": len(session.items)})
+    _emit({"event": "collected", "count": _len(session.items)})
+    _emit({"event": "plugins", "files": _work_tree_plugins(session.config.pluginmanager)})
+    _check_runner(session, "collection")
 
 
 def pytest_runtest_logreport(report):
@@ -327,15 +732,13 @@ def pytest_runtest_logreport(report):
         "nodeid": report.nodeid,
         "when": report.when,
         "outcome": report.outcome,
-        "wasxfail": hasattr(report, "wasxfail"),
-        "duration": getattr(report, "duration", 0.0),
+        "wasxfail": _hasattr(report, "wasxfail"),
+        "duration": _getattr(report, "duration", 0.0),
         "message": _message(report),
+        "body": _BODIES.get(report.nodeid) if report.when == "call" else None,
     })
 
 
 def pytest_sessionfinish(session, exitstatus):
-    now = _internals()
-    changed = sorted(k for k, v in _ORIGINAL.items() if now.get(k) is not v)
-    if changed:
-        _emit({"event": "tamper", "what": changed})
-    _emit({"event": "finish", "exitstatus": int(exitstatus), "nonce": _NONCE})
+    _check_runner(session, "finish")
+    _emit({"event": "finish", "exitstatus": _int(exitstatus), "nonce": _NONCE})

@@ -16,8 +16,11 @@ Protocol (JSON lines; answers are ``"<tag> <json>"``, tag = ``argv[1]``)::
 
     {"op": "start"} -> {"pid": N, "warm": bool, "why": str, "seconds": s, "forgot": n}
     {"op": "run", "dir": scratch, "plugin": name, "source": text, "config": text,
-     "args": [...], "paths": [...], "env": {...}, "timeout": s}
-        -> {"exit_code": n, "timed_out": bool, "duration": s, "report": text, "log": text}
+     "launcher": name, "launcher_source": text (repogym_launch.py: pinned configuration),
+     "args": [...], "paths": [...], "env": {...}, "timeout": s,
+     "plugins": [{"module": name, "source": text, "config": text, "out": path}, ...]}
+        -> {"exit_code": n, "timed_out": bool, "duration": s, "report": text, "log": text,
+            "extras": {module: what it wrote to its "out"}}
 
 ``paths`` are test files to collect (only those that exist are passed to pytest).
 This file runs inside the sandbox with the standard library and pytest only.
@@ -172,9 +175,13 @@ def _child(req, root):
     import pytest
 
     paths = [p for p in req.get("paths") or [] if os.path.exists(p)]
+    extra = [arg for p in req.get("plugins") or [] for arg in ("-p", p["module"])]
     code = 4
     try:
-        code = int(pytest.main(list(req.get("args") or []) + ["-p", req["plugin"]] + paths))
+        __import__(req["plugin"])  # before any project code, as the launcher does
+        pinned = __import__(req["launcher"]).pinned_args(root)
+        code = int(pytest.main(pinned + list(req.get("args") or []) + ["-p", req["plugin"]]
+                               + extra + paths))
     except BaseException:  # noqa: BLE001 - the log tells the host what went wrong
         import traceback
 
@@ -219,12 +226,27 @@ def _tail(path):
         return ""
 
 
+def _text(path):
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return fh.read()
+    except OSError:
+        return ""
+
+
 def op_run(req, root):
     os.makedirs(req["dir"], mode=0o700)
     with open(os.path.join(req["dir"], req["plugin"] + ".py"), "w", encoding="utf-8") as fh:
         fh.write(req["source"])
     with open(os.path.join(req["dir"], "config.json"), "w", encoding="utf-8") as fh:
         fh.write(req["config"])
+    with open(os.path.join(req["dir"], req["launcher"] + ".py"), "w", encoding="utf-8") as fh:
+        fh.write(req["launcher_source"])
+    for plugin in req.get("plugins") or []:
+        for suffix, text in ((".py", plugin["source"]), (".json", plugin["config"])):
+            with open(os.path.join(req["dir"], plugin["module"] + suffix), "w",
+                      encoding="utf-8") as fh:
+                fh.write(text)
     start = time.monotonic()
     sys.stdout.flush()
     pid = os.fork()
@@ -234,11 +256,8 @@ def op_run(req, root):
     _kill(pid)  # what the run left behind in its session
     answer = {"exit_code": code, "timed_out": timed_out, "duration": time.monotonic() - start,
               "log": _tail(os.path.join(req["dir"], "log"))}
-    try:
-        with open(req["report"], encoding="utf-8", errors="replace") as fh:
-            answer["report"] = fh.read()
-    except OSError:
-        answer["report"] = ""
+    answer["report"] = _text(req["report"])
+    answer["extras"] = {p["module"]: _text(p["out"]) for p in req.get("plugins") or []}
     shutil.rmtree(req["dir"], ignore_errors=True)
     return answer
 
