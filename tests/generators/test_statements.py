@@ -1,35 +1,188 @@
-"""Offline statements: written from test evidence, never quoting the patch or test names."""
+"""Offline statements: the truth from the evidence, never the patch or the tests' names.
+
+The labelled corpus of real runs is in ``test_statement_corpus.py``; these are the rules
+one at a time, on small hand-written evidence.
+"""
 
 from repogym.generators.diffs import reverse_diff, unified_diff
-from repogym.generators.statements import leaks, offline_statement
+from repogym.generators.statements import (evidence_from_messages, leaks, observations,
+                                           offline_statement, scrub)
+from repogym.schemas.calls import CallKind, CallRecord, CallTrace, StatementEvidence
 from repogym.schemas.records import Candidate, CandidateKind
 
 BEFORE = "def area(w, h):\n    width_times_height = w * h\n    return width_times_height\n"
 AFTER = "def area(w, h):\n    width_times_height = w + h\n    return width_times_height\n"
+TEST = "tests/test_geo.py::test_area_of_square"
 
 
-def cand() -> Candidate:
-    patch = unified_diff("geo/shapes.py", BEFORE, AFTER)
+def cand(generator: str = "procedural", salt: str = "") -> Candidate:
+    patch = unified_diff("geo/shapes.py", BEFORE, AFTER + salt)
     return Candidate(kind=CandidateKind.synthetic, repo="geo", base_commit="0" * 40,
-                     bug_patch=patch, gold_patch=reverse_diff(patch), generator="procedural",
+                     bug_patch=patch, gold_patch=reverse_diff(patch), generator=generator,
                      files=("geo/shapes.py",), provenance={"function": "area"})
 
 
-def test_statement_names_behaviour_and_evidence():
-    text = offline_statement(cand(), ["tests/test_geo.py::test_area_of_square"],
-                             {"tests/test_geo.py::test_area_of_square": "assert 4 == 9"})
-    assert "`geo.shapes.area`" in text
-    assert "I get `4` where `9` is expected." in text
-    assert "Expected" in text or "expected" in text
+def text_for(message: str, **extra) -> str:
+    return offline_statement(cand(), StatementEvidence(fail_to_pass=(TEST,),
+                                                       messages={TEST: message}, **extra))
+
+
+def record(result: str | None = None, raised: str | None = None, test: str = TEST,
+           function: str = "geo.area", args: tuple[str, ...] = ("2", "2")) -> CallRecord:
+    return CallRecord(test=test, index=0, function=function, args=args, result=result,
+                      raised=raised, reached=("geo/shapes.py::area",))
+
+
+def traced(broken: list[CallRecord], gold: list[CallRecord], message: str = "",
+           **extra) -> str:
+    tests = tuple(dict.fromkeys(r.test for r in broken + gold)) or (TEST,)
+    def by_test(records: list[CallRecord]) -> CallTrace:
+        return CallTrace(calls={t: tuple(r for r in records if r.test == t) for t in tests})
+
+    return offline_statement(cand(), StatementEvidence(
+        fail_to_pass=tests, messages={t: message for t in tests}, broken=by_test(broken),
+        gold=by_test(gold), **extra))
+
+
+def test_a_where_line_tells_which_side_the_code_computed():
+    actual_first = "AssertionError: assert 4 == 9\n+  where 4 = area(2, 2)"
+    assert "`area(2, 2)` returns `4`; it should return `9`." in observations(
+        evidence_from_messages([TEST], {TEST: actual_first}))
+    reversed_style = "AssertionError: assert 9 == 4\n+  where 4 = area(2, 2)"  # expected == actual
+    assert "`area(2, 2)` returns `4`; it should return `9`." in observations(
+        evidence_from_messages([TEST], {TEST: reversed_style}))
+
+
+def test_without_a_where_line_or_a_source_no_side_is_guessed():
+    text = text_for("AssertionError: assert 'fishs' == 'fish'\n- fish\n+ fishs")
+    assert "compares `'fishs'` with `'fish'`, and they differ" in text
+    assert "should return" not in text and "instead of" not in text
+
+
+def test_the_test_source_tells_the_side_of_an_expected_first_assert():
+    source = "from geo import area\n\ndef test_area_of_square():\n    assert 9 == area(2, 2)\n"
+    ev = StatementEvidence(fail_to_pass=(TEST,), messages={TEST: "AssertionError: assert 9 == 4"},
+                           test_sources={"tests/test_geo.py": source})
+    assert observations(ev) == ["`area(2, 2)` returns `4`; it should return `9`."]
+
+
+def test_unittest_assert_equal_read_either_way_round_from_the_source():
+    node = "tests/test_geo.py::GeoTest::test_area"
+    source = ("import unittest\nfrom geo import area\n\nclass GeoTest(unittest.TestCase):\n"
+              "    def test_area(self):\n        self.assertEqual({})\n")
+    for args in ("9, area(2, 2)", "area(2, 2), 9"):
+        message = "AssertionError: 9 != 4" if args.startswith("9") else "AssertionError: 4 != 9"
+        ev = StatementEvidence(fail_to_pass=(node,), messages={node: message},
+                               test_sources={"tests/test_geo.py": source.format(args)})
+        assert observations(ev) == ["`area(2, 2)` returns `4`; it should return `9`."], args
+    neutral = observations(evidence_from_messages([node], {node: "AssertionError: 9 != 4"}))
+    assert neutral == ["A check compares `9` with `4`, and they differ."]
+
+
+def test_a_traced_call_outranks_the_message_and_names_the_public_function():
+    text = traced([record("4")], [record("9")], message="AssertionError: assert 9 == 4")
+    assert "`geo.area(2, 2)`" in text and "`4`" in text and "`9`" in text
+    assert observations(StatementEvidence(
+        fail_to_pass=(TEST,), broken=CallTrace(calls={TEST: (record("4"),)}),
+        gold=CallTrace(calls={TEST: (record("9"),)}))) == [
+        "`geo.area(2, 2)` returns `4`; it should return `9`."]
+
+
+def test_the_first_changed_call_is_the_one_the_message_shows():
+    same = record("1", args=("1", "1"))
+    broken = [same, record("4", args=("2", "2")), record("7", args=("3", "3"))]
+    gold = [same, record("5", args=("2", "2")), record("9", args=("3", "3"))]
+    ev = StatementEvidence(fail_to_pass=(TEST,), messages={TEST: "assert 7 == 9"},
+                           broken=CallTrace(calls={TEST: tuple(broken)}),
+                           gold=CallTrace(calls={TEST: tuple(gold)}))
+    assert observations(ev) == ["`geo.area(3, 3)` returns `7`; it should return `9`."]
+    ev = ev.model_copy(update={"messages": {TEST: "something unreadable"}})
+    assert observations(ev) == ["`geo.area(2, 2)` returns `4`; it should return `5`."]
+
+
+def test_raises_returns_and_hangs_are_said_as_such():
+    def ev(broken: CallRecord, gold: CallRecord, **kw) -> list[str]:
+        return observations(StatementEvidence(
+            fail_to_pass=(TEST,), broken=CallTrace(calls={TEST: (broken,)}),
+            gold=CallTrace(calls={TEST: (gold,)}), **kw))
+
+    assert ev(record(raised="ValueError: bad"), record("9")) == [
+        "`geo.area(2, 2)` raises `ValueError: bad`; it should return `9`."]
+    assert ev(record("0"), record(raised="ValueError: empty")) == [
+        "`geo.area(2, 2)` returns `0`; it should raise `ValueError: empty`."]
+    assert ev(record(), record("9"), hung=(TEST,)) == [
+        "`geo.area(2, 2)` never returns (it hangs), where it should return `9`."]
+
+
+def test_a_combined_bug_describes_every_broken_function():
+    tests = [f"tests/test_geo.py::test_{n}" for n in ("a", "b", "c")]
+    broken = [record(str(i), test=t, function=f"geo.f{i}") for i, t in enumerate(tests)]
+    gold = [record(str(i + 10), test=t, function=f"geo.f{i}") for i, t in enumerate(tests)]
+    text = traced(broken, gold)
+    for i in range(3):
+        assert f"### `geo.f{i}`" in text and f"`geo.f{i}(2, 2)`" in text
+        assert f"`{i}`" in text and f"`{i + 10}`" in text
+
+
+def test_methods_show_their_class_and_an_instance_that_reads_as_its_constructor():
+    method = CallRecord(test=TEST, index=0, function="geo.Rect.scaled", kind=CallKind.method,
+                        args=("3",), receiver="Rect(1, 2)", result="Rect(3, 2)")
+    assert method.call == "geo.Rect(1, 2).scaled(3)"
+    prop = method.model_copy(update={"function": "geo.Rect.area", "kind": CallKind.property,
+                                     "args": (), "receiver": "Rect(2, 3)"})
+    assert prop.call == "geo.Rect(2, 3).area"
+    closure = method.model_copy(update={"function": "geo.compose.<locals>.inner",
+                                        "kind": CallKind.function, "receiver": None})
+    assert closure.call == "geo.compose(...)(3)"
+
+
+def test_addresses_and_the_tests_own_objects_never_show():
+    assert scrub("<geo.shapes.Point object at 0x7fbe7c147dd0>") == "<Point object>"
+    assert scrub("<test_shapes.Origin object at 0x7fbe7c147dd0>") == "<object>"
+    assert scrub("<function test_x.<locals>.<lambda> at 0x7ff1a2337b00>") == "<function>"
+    assert scrub("<function compose.<locals>.composed at 0x7ff1a2337b00>") == "compose(...)"
+    message = ("AssertionError: assert 7 == 5\n"
+               "+  where 7 = distance(<test_s.Origin object at 0x7f01>)\n"
+               "+    where distance = <geo.Point object at 0x7f02>.distance\n"
+               "+      where <geo.Point object at 0x7f02> = Point(3, 4)\n"
+               "+    and   <test_s.Origin object at 0x7f01> = Origin()")
+    assert observations(evidence_from_messages([TEST], {TEST: message})) == [
+        "`Point(3, 4).distance(<object>)` returns `7`; it should return `5`."]
+    text = text_for(message)
+    assert "0x" not in text and "Origin" not in text
+
+
+def test_unittest_and_pytest_special_messages():
+    def read(message: str, **kw) -> list[str]:
+        return observations(StatementEvidence(fail_to_pass=(TEST,), messages={TEST: message},
+                                              **kw))
+
+    assert read("Failed: DID NOT RAISE <class 'ValueError'>") == [
+        "It does not raise; it should raise `ValueError`."]
+    assert read("AssertionError: EmptyStack not raised") == [
+        "It does not raise; it should raise `EmptyStack`."]
+    assert read("AssertionError: False is not true") == [
+        "It returns `False`; it should return a true value."]
+    assert read("AssertionError: '' is not None") == ["It returns `''`; it should return `None`."]
+    assert read("AssertionError: Expected 'send' to be called once. Called 0 times.") == [
+        "It should call `send` once; `send` is called 0 times."]
+    assert read("AssertionError: 2 not found in (1, 3)") == [
+        "A check looks for `2` in `(1, 3)` and does not find it."]
+    assert read("AssertionError: Lists differ: [1, 2] != [2, 1]\n\nFirst differing element 0:") == [
+        "A check compares `[1, 2]` with `[2, 1]`, and they differ."]
+    assert read("Failed: Timeout (>2.0s) from pytest-timeout.") == ["It never returns (it hangs)."]
+    source = ("import pytest\nfrom geo import area\n\ndef test_area_of_square():\n"
+              "    with pytest.raises(ValueError):\n        area(-1, 2)\n")
+    assert read("Failed: DID NOT RAISE ValueError",
+                test_sources={"tests/test_geo.py": source}) == [
+        "`area(-1, 2)` does not raise; it should raise `ValueError`."]
 
 
 def test_statement_drops_lines_quoting_the_patch_and_test_names():
     msg = "width_times_height = w + h\nassert 4 == 9\nin test_area_of_square"
-    text = offline_statement(cand(), ["tests/test_geo.py::test_area_of_square"],
-                             {"tests/test_geo.py::test_area_of_square": msg})
+    text = text_for(msg)
     assert not leaks(text, cand().gold_patch) and not leaks(text, cand().bug_patch)
-    assert "test_area_of_square" not in text
-    assert "`4`" in text and "`9`" in text
+    assert "test_area_of_square" not in text and "test_geo" not in text
 
 
 def test_leak_detector_finds_quoted_lines():
@@ -38,36 +191,34 @@ def test_leak_detector_finds_quoted_lines():
 
 
 def test_statement_without_messages_is_still_an_issue():
-    text = offline_statement(cand(), ["t.py::x"], {})
+    text = offline_statement(cand(), evidence_from_messages(["t.py::x"], {}))
     assert text.startswith("# ") and "`geo.shapes.area`" in text
-
-
-def test_observation_from_assert_with_where_clause():
-    from repogym.generators.statements import observe
-
-    obs = observe("assert -1 == 5\n +  where -1 = add(2, 3)")
-    assert obs.sentence() == "`add(2, 3)` returns `-1`; I expected `5`."
-
-
-def test_observation_from_plain_equality_and_from_errors():
-    from repogym.generators.statements import observe
-
-    assert observe("AssertionError: assert 'fishs' == 'fish'\n- fish\n+ fishs").sentence() == (
-        "I get `'fishs'` where `'fish'` is expected.")
-    assert observe("TypeError: unsupported operand type(s)").sentence() == (
-        "It raises `TypeError: unsupported operand type(s)`.")
-    assert observe("assert False\n +  where False = is_even(4)").sentence() == (
-        "`is_even(4)` returns `False`, which is wrong.")
-    assert observe("something odd happened") is None
-
-
-def test_statement_speaks_of_observed_and_expected():
-    text = offline_statement(cand(), ["t.py::test_a"], {"t.py::test_a": "assert 4 == 9\n +  where 4 = area(2, 2)"})
-    assert "`area(2, 2)` returns `4`; I expected `9`." in text
-    assert "## Expected behaviour" in text
 
 
 def test_unreadable_message_is_quoted_raw_but_scrubbed():
     msg = "ValueError raised deep inside\nwidth_times_height = w + h"
-    text = offline_statement(cand(), ["t.py::test_a"], {"t.py::test_a": msg})
-    assert "ValueError raised deep inside" in text and "w + h" not in text
+    text = text_for("Oops happened <geo.P object at 0x7f0012345678>\n" + msg)
+    assert "Oops happened <P object>" in text and "w + h" not in text and "0x" not in text
+
+
+def test_evidence_from_messages_keeps_only_the_f2p_tests():
+    ev = evidence_from_messages([TEST], {TEST: "assert 1 == 2", "oracle": "reran x3"})
+    assert ev.messages == {TEST: "assert 1 == 2"} and ev.broken is None and ev.gold is None
+
+
+def test_the_wording_varies_between_candidates_and_never_within_one():
+    ev = evidence_from_messages([TEST], {TEST: "assert 4 == 9\n+  where 4 = area(2, 2)"})
+    texts = [offline_statement(cand(salt=f"# {i}\n"), ev) for i in range(30)]
+    assert len({t.splitlines()[0] for t in texts}) >= 4  # titles
+    assert len({t.splitlines()[4] for t in texts}) >= 3  # the sentence form
+    assert offline_statement(cand(salt="# 1\n"), ev) == texts[1]
+
+
+def test_only_equality_says_what_it_should_return():
+    ev = evidence_from_messages([TEST], {TEST: "assert 7 < 5\n+  where 7 = area(3, 4)"})
+    assert observations(ev) == ["With `area(3, 4)`, a check `7 < 5` fails."]
+
+
+def test_hex_values_are_values_not_addresses():
+    assert scrub("'0xff' and '0x10000000'") == "'0xff' and '0x10000000'"
+    assert scrub("<Mock id='140230211'> at 0x7f3a2b1c4d5e") == "<Mock>"

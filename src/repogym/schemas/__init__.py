@@ -1,4 +1,5 @@
-"""Typed records of the pipeline (:mod:`.records`) and the dataset's Arrow format (:mod:`.arrow`)."""
+"""Typed records of the pipeline (:mod:`.records`), of call evidence (:mod:`.calls`) and the
+dataset's Arrow format (:mod:`.arrow`)."""
 
 from repogym.schemas.arrow import (
     REJECTED_SCHEMA,
@@ -10,6 +11,14 @@ from repogym.schemas.arrow import (
     row_from_judged,
     schema_version_of,
     table_from_rows,
+)
+from repogym.schemas.calls import (
+    CallKind,
+    CallRecord,
+    CallTrace,
+    StatementEvidence,
+    Target,
+    TargetKind,
 )
 from repogym.schemas.records import (
     Baseline,
@@ -37,6 +46,9 @@ __all__ = [
     "SCHEMA_VERSION_KEY",
     "TASK_SCHEMA",
     "Baseline",
+    "CallKind",
+    "CallRecord",
+    "CallTrace",
     "Candidate",
     "CandidateKind",
     "Checkout",
@@ -46,7 +58,10 @@ __all__ = [
     "Outcome",
     "Record",
     "RepoSpec",
+    "StatementEvidence",
     "Status",
+    "Target",
+    "TargetKind",
     "TaskRow",
     "TestResult",
     "TestRun",

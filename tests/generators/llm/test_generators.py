@@ -7,7 +7,9 @@ from pathlib import Path
 from repogym.generators.diffs import unified_diff
 from repogym.generators.llm import (
     LLMClient, LLMSettings, llm_statement, modify_candidates, rewrite_candidates)
-from repogym.generators.statements import offline_statement
+from repogym.generators.llm.issue_writer import statement_prompt
+from repogym.generators.statements import evidence_from_messages, offline_statement
+from repogym.schemas.calls import CallRecord, CallTrace, StatementEvidence
 from repogym.schemas.records import Candidate, CandidateKind, Checkout
 from repogym.toolchains.python import PythonToolchain
 
@@ -15,6 +17,7 @@ from tests.generators.llm.conftest import ANSWERS, LIB
 
 F2P = ["tests/test_lib.py::test_clamp_low"]
 MESSAGES = {F2P[0]: "AssertionError: assert 3 == 0\n where 3 = clamp(-5, 0, 10)"}
+EVIDENCE = evidence_from_messages(F2P, {**MESSAGES, "oracle": "reran x3"})
 
 
 def _client(tmp_path: Path, mock: str | None, model: str = "openai/mock") -> LLMClient:
@@ -41,9 +44,9 @@ def test_without_a_model_nothing_is_generated(demo_checkout: Checkout, tmp_path:
 
 def test_without_a_model_the_statement_is_offline(tmp_path: Path) -> None:
     cand = _clamp_candidate()
-    expected = offline_statement(cand, F2P, MESSAGES)
-    assert llm_statement(cand, F2P, MESSAGES, LLMClient(LLMSettings(), tmp_path)) == (expected, 0.0)
-    assert llm_statement(cand, F2P, MESSAGES, None) == (expected, 0.0)
+    expected = offline_statement(cand, EVIDENCE)
+    assert llm_statement(cand, EVIDENCE, LLMClient(LLMSettings(), tmp_path)) == (expected, 0.0)
+    assert llm_statement(cand, EVIDENCE, None) == (expected, 0.0)
 
 
 def test_rewrite_via_mock_response(demo_checkout: Checkout, tmp_path: Path,
@@ -76,25 +79,44 @@ def test_modify_via_mock_response_strips_the_telltale_comment(
 def test_statement_via_mock_response(tmp_path: Path) -> None:
     issue = ("# clamp returns values below the lower bound\n\nCalling `clamp(-5, 0, 10)` "
              "gives -5; I expected 0.\n")
-    text, cost = llm_statement(_clamp_candidate(), F2P, MESSAGES, _client(tmp_path, issue))
+    text, cost = llm_statement(_clamp_candidate(), EVIDENCE, _client(tmp_path, issue))
     assert text == issue and cost == 0.0
 
 
 def test_statement_that_quotes_the_patch_falls_back(tmp_path: Path) -> None:
     cand = _clamp_candidate()
     leaky = "# clamp is broken\n\nSomeone wrote\n\n    return x\n\nbut it should be `return lo`.\n"
-    text, _ = llm_statement(cand, F2P, MESSAGES, _client(tmp_path, leaky))
-    assert text == offline_statement(cand, F2P, MESSAGES)
+    text, _ = llm_statement(cand, EVIDENCE, _client(tmp_path, leaky))
+    assert text == offline_statement(cand, EVIDENCE)
 
 
 def test_statement_that_names_a_test_falls_back(tmp_path: Path) -> None:
     cand = _clamp_candidate()
     named = "# clamp is broken\n\ntest_clamp_low fails since the last release.\n"
-    text, _ = llm_statement(cand, F2P, MESSAGES, _client(tmp_path, named))
-    assert text == offline_statement(cand, F2P, MESSAGES)
+    text, _ = llm_statement(cand, EVIDENCE, _client(tmp_path, named))
+    assert text == offline_statement(cand, EVIDENCE)
 
 
 def test_statement_falls_back_on_an_llm_error(tmp_path: Path) -> None:
     cand = _clamp_candidate()
-    text, cost = llm_statement(cand, F2P, MESSAGES, _client(tmp_path, None, "no-such-provider/x"))
-    assert (text, cost) == (offline_statement(cand, F2P, MESSAGES), 0.0)
+    text, cost = llm_statement(cand, EVIDENCE, _client(tmp_path, None, "no-such-provider/x"))
+    assert (text, cost) == (offline_statement(cand, EVIDENCE), 0.0)
+
+
+def test_the_former_call_still_gives_the_same_statement(tmp_path: Path) -> None:
+    cand = _clamp_candidate()  # llm_statement(cand, f2p, messages, client), until rewired
+    assert llm_statement(cand, F2P, {**MESSAGES, "oracle": "x"}, None) == (
+        offline_statement(cand, EVIDENCE), 0.0)
+
+
+def test_the_prompt_shows_the_observed_calls_the_right_way_round() -> None:
+    def call(result: str) -> CallRecord:
+        return CallRecord(test=F2P[0], index=0, function="demo.lib.clamp",
+                          args=("-5", "0", "10"), result=result)
+
+    evidence = StatementEvidence(fail_to_pass=tuple(F2P), messages=MESSAGES,
+                                 broken=CallTrace(calls={F2P[0]: (call("-5"),)}),
+                                 gold=CallTrace(calls={F2P[0]: (call("0"),)}))
+    prompt = statement_prompt(_clamp_candidate(), evidence)[1]["content"]
+    assert "`demo.lib.clamp(-5, 0, 10)` returns `-5`; it should return `0`." in prompt
+    assert "test_clamp_low" not in prompt and "test_lib.py" not in prompt

@@ -13,7 +13,7 @@ import pytest
 
 from repogym.generators.llm import BudgetExceeded, LLMClient, LLMError, llm_statement
 from repogym.generators.llm import rewrite_candidates
-from repogym.generators.statements import offline_statement
+from repogym.generators.statements import evidence_from_messages, offline_statement
 from repogym.schemas.records import Checkout
 from repogym.toolchains.python import PythonToolchain
 
@@ -104,8 +104,9 @@ def test_leaking_statement_from_the_stub_falls_back(stub_server: StubServer,
     messages = {f2p[0]: "tests/test_lib.py::test_mean: assert 3.0 == 2"}
     leaked = next(line for line in cand.gold_patch.splitlines() if line.startswith("+    "))
     stub_server.reply = lambda body: f"```markdown\n# Broken\n\nThe code does `{leaked[1:].strip()}`.\n```"
-    text, cost = llm_statement(cand, f2p, messages, client)
-    assert text == offline_statement(cand, f2p, messages)
+    evidence = evidence_from_messages(f2p, messages)
+    text, cost = llm_statement(cand, evidence, client)
+    assert text == offline_statement(cand, evidence)
     assert cost == pytest.approx(0.1)  # the call was paid for even though it was discarded
     prompt = prompt_of(stub_server.requests[-1])
     assert "test_mean" not in prompt and "test_lib.py" not in prompt and "3.0 == 2" in prompt

@@ -1,7 +1,9 @@
 """Problem statements written by a model, checked, with the offline writer as a net.
 
-The model sees the bug's diff (to understand it) and the failing checks' output (with
-the tests' names blanked) and writes the issue a user would file. Its text is thrown
+The model sees the bug's diff (to understand it), what the failing tests observe (the
+calls they make, what those return now and should return: the offline writer's reading
+of the :class:`~repogym.schemas.calls.StatementEvidence`) and the failing checks' output
+(with the tests' names blanked), and writes the issue a user would file. Its text is thrown
 away for :func:`~repogym.generators.statements.offline_statement` when it quotes a line
 of the patch (:func:`~repogym.generators.statements.leaks`), names a failing test or its
 file, is empty, or when the call fails or the budget is spent.
@@ -15,7 +17,9 @@ from typing import Mapping, Sequence
 
 from repogym.generators.llm.client import LLMClient, Messages
 from repogym.generators.llm.errors import BudgetExceeded, LLMError
-from repogym.generators.statements import leaks, offline_statement
+from repogym.generators.statements import (evidence_from_messages, leaks, observations,
+                                           offline_statement)
+from repogym.schemas.calls import StatementEvidence
 from repogym.schemas.records import Candidate
 
 log = logging.getLogger(__name__)
@@ -32,6 +36,10 @@ TASK = """\
 A recent change broke `{subject}`. For your understanding only, this is the change:
 ```diff
 {diff}```
+
+What the failing checks observe (a call as a user makes it, what it does now, what it
+should do instead):
+{observed}
 
 What the project's checks now report:
 {failures}
@@ -79,11 +87,23 @@ def _failures(f2p: Sequence[str], messages: Mapping[str, str]) -> str:
     return "\n".join(f"```\n{b}\n```" for b in blocks)
 
 
-def statement_prompt(cand: Candidate, f2p: Sequence[str],
-                     messages: Mapping[str, str]) -> Messages:
-    """The chat messages asking for an issue about ``cand``."""
+def _observed(evidence: StatementEvidence) -> str:
+    """The observed behaviours as prompt text, names blanked like the failures."""
+    lines = observations(evidence)
+    names = sorted(test_names(evidence.fail_to_pass), key=len, reverse=True)
+    blanked = []
+    for line in lines:
+        for name in names:
+            line = line.replace(name, "<a check>")
+        blanked.append(f"- {line}")
+    return "\n".join(blanked) if blanked else "(nothing more than the checks' output below)"
+
+
+def statement_prompt(cand: Candidate, evidence: StatementEvidence) -> Messages:
+    """The chat messages asking for an issue about ``cand``, from ``evidence``."""
     subject = cand.provenance.get("function") or (cand.files[0] if cand.files else "the library")
-    task = TASK.format(subject=subject, diff=cand.bug_patch, failures=_failures(f2p, messages))
+    task = TASK.format(subject=subject, diff=cand.bug_patch, observed=_observed(evidence),
+                       failures=_failures(evidence.fail_to_pass, evidence.messages))
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": task}]
 
 
@@ -102,33 +122,46 @@ def statement_problems(text: str, cand: Candidate, f2p: Sequence[str]) -> list[s
     return problems
 
 
-def llm_statement(cand: Candidate, f2p: Sequence[str], messages: Mapping[str, str],
-                  client: LLMClient | None) -> tuple[str, float]:
+def llm_statement(cand: Candidate, evidence: StatementEvidence | Sequence[str],
+                  client: LLMClient | Mapping[str, str] | None,
+                  *legacy: LLMClient | None) -> tuple[str, float]:
     """An issue-style problem statement for ``cand`` and what writing it cost (USD).
 
     Args:
         cand: the candidate (its bug patch is shown to the model, never to the solver).
-        f2p: the fail-to-pass test node ids.
-        messages: failure output by node id.
+        evidence: what the failing tests showed (F2P ids, messages, call traces).
         client: the model; None or one without a model gives the offline statement.
 
     Returns:
         The model's statement, or :func:`offline_statement` when there is no model, the
         call fails, the budget is spent or the text leaks; and the cost spent (0.0 when
         cached or offline, the call's cost even when its text was thrown away).
+
+    Transitional: the former call ``llm_statement(cand, f2p, messages, client)`` is still
+    read (as :func:`~repogym.generators.statements.evidence_from_messages`) until every
+    caller passes evidence.
     """
+    if not isinstance(evidence, StatementEvidence):
+        messages = client if isinstance(client, Mapping) else {}
+        evidence, client = evidence_from_messages(evidence, messages), (legacy[0] if legacy
+                                                                         else None)
+    model = None if isinstance(client, Mapping) else client
+    return _written(cand, evidence, model)
+
+
+def _written(cand: Candidate, evidence: StatementEvidence,
+             client: LLMClient | None) -> tuple[str, float]:
     if client is None or not client.enabled:
-        return offline_statement(cand, f2p, messages), 0.0
+        return offline_statement(cand, evidence), 0.0
     try:
-        completion = client.complete(statement_prompt(cand, f2p, messages),
-                                     purpose=PURPOSE, seed=0)
+        completion = client.complete(statement_prompt(cand, evidence), purpose=PURPOSE, seed=0)
     except (LLMError, BudgetExceeded) as exc:
         log.warning("LLM statement for %s failed (%s); using the offline writer",
                     cand.instance_id, exc)
-        return offline_statement(cand, f2p, messages), 0.0
+        return offline_statement(cand, evidence), 0.0
     text = _unfence(completion.text)
-    problems = statement_problems(text, cand, f2p)
+    problems = statement_problems(text, cand, evidence.fail_to_pass)
     if problems:
         log.info("LLM statement for %s rejected: %s", cand.instance_id, "; ".join(problems))
-        return offline_statement(cand, f2p, messages), completion.cost_usd
+        return offline_statement(cand, evidence), completion.cost_usd
     return text, completion.cost_usd
