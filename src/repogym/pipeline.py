@@ -23,7 +23,8 @@ from repogym.generators.mined import (CommitSelection, MiningResult, dependency_
                                       mine_candidates)
 from repogym.generators.llm import (LLMClient, LLMSettings, default_cache_dir, llm_statement,
                                    modify_candidates, rewrite_candidates)
-from repogym.generators.statements import leaks
+from repogym.generators.leaks import statement_leaks
+from repogym.generators.statements import evidence_from_messages, with_observations
 from repogym.generators.synthetic import synthetic_candidates
 from repogym.judges.judge import Judge, JudgeSettings
 from repogym.judges.llm_judge import llm_judge
@@ -33,6 +34,7 @@ from repogym.repos import clone
 from repogym.sandboxes import get_provider
 from repogym.sandboxes.base import Limits, SandboxProvider
 from repogym.errors import RepogymError, TestRunError
+from repogym.schemas.calls import StatementEvidence
 from repogym.schemas.records import (Baseline, Candidate, CandidateKind, Checkout, CoverageMap,
                                      EnvImage,
                                      EnvSpec, Judged, RepoSpec, Status, Verdict)
@@ -306,8 +308,9 @@ def judge_all(provider: SandboxProvider, env: EnvImage, prepared: Prepared, base
         with provider.open(env, limits_for(settings)) as sandbox:
             judge = Judge(sandbox, prepared.toolchain, baseline, jset, coverage)
             for i, cand in chunk:
-                verdict = judge.judge(cand).verdict
-                out.append((i, judged_with_statement(cand, verdict, env.ref, client)))
+                judgement = judge.judge(cand)
+                out.append((i, judged_with_statement(cand, judgement.verdict, env.ref, client,
+                                                     judgement.evidence)))
                 with lock:
                     done[0] += 1
                     progress("judge", done[0], len(candidates))
@@ -347,16 +350,24 @@ class Hooks:
 
 
 def judged_with_statement(cand: Candidate, verdict: Verdict, image: str,
-                          client: LLMClient | None = None) -> Judged:
-    """Attach the statement (the LLM issue writer when configured, else the offline writer);
-    an accepted task whose statement leaks the fix goes to review, and so does one the LLM
-    judge (when enabled: ``REPOGYM_LLM_JUDGE``) scores low on clarity or solvability."""
+                          client: LLMClient | None = None,
+                          evidence: StatementEvidence | None = None) -> Judged:
+    """Attach the statement: for a synthetic bug (or a fix whose message said only how it
+    was made) the LLM issue writer when configured, else the offline writer, from what the
+    failing tests show (``evidence``: the judge's; else their failure messages); a mined
+    fix's cleaned message, with what its tests show under it. An accepted task whose
+    statement leaks the fix goes to review, and so does one the LLM judge (when enabled:
+    ``REPOGYM_LLM_JUDGE``) scores low on clarity or solvability."""
     statement = cand.statement
-    if verdict.status is Status.accept and not statement:
-        statement, cost = llm_statement(cand, verdict.fail_to_pass, verdict.evidence, client)
-        if cost:
-            verdict = verdict.model_copy(
-                update={"evidence": {**verdict.evidence, "statement_cost_usd": f"{cost:.6f}"}})
+    if verdict.status is Status.accept:
+        evidence = evidence or evidence_from_messages(verdict.fail_to_pass, verdict.evidence)
+        if statement:
+            statement = with_observations(statement, evidence)
+        else:
+            statement, cost = llm_statement(cand, evidence, client)
+            if cost:
+                verdict = verdict.model_copy(update={
+                    "evidence": {**verdict.evidence, "statement_cost_usd": f"{cost:.6f}"}})
     if verdict.status is Status.accept:
         verdict = flag_unsolvable(cand, verdict, statement)
     verdict = llm_judge(cand, verdict, statement, client)  # looks at accepted tasks only
@@ -366,10 +377,13 @@ def judged_with_statement(cand: Candidate, verdict: Verdict, image: str,
 def flag_unsolvable(cand: Candidate, verdict: Verdict, statement: str) -> Verdict:
     """Send an accepted task to review when its statement leaks the fix or leaves out names
     the tests need (both are borderline calls a reviewer makes)."""
-    leaked = leaks(statement, cand.gold_patch) if statement else []
+    leaked = statement_leaks(statement, cand.gold_patch, cand.test_patch) if statement else []
     if leaked:
-        return verdict.model_copy(update={"status": Status.review, "reason": "statement_leak",
-                                          "detail": f"statement quotes the fix: {leaked[0]!r}"})
+        first = leaked[0]
+        return verdict.model_copy(update={
+            "status": Status.review, "reason": "statement_leak",
+            "detail": f"the statement gives the fix away ({first.kind.value}): "
+                      f"{first.fragment!r}"})
     unstated = unstated_names(cand.gold_patch, cand.test_patch, statement)
     if unstated:
         return verdict.model_copy(update={

@@ -147,3 +147,13 @@ def test_a_config_file_the_patch_adds_is_never_read(task, probe):
     patch = PROBES.get(probe)().patch(context(sandbox, _tc, spec, cand))
     result = grade_in(sandbox, _KeepsConfigFiles(), spec, patch, timeout=60)
     assert result.discarded == () and result.reward == 0.0, result
+
+
+def test_a_protected_file_keeps_the_bug_of_the_broken_state(task):
+    """Protected files go back to the *broken* state, not to the base commit: were the
+    bug's own file protected (a runner plugin module), an empty patch must still fail."""
+    sandbox, tc, spec, cand = task
+    guarded = spec.model_copy(update={"protected_files": ("tinycalc/ops.py",)})
+    assert grade_in(sandbox, tc, guarded, "", timeout=60).reward == 0.0
+    fixed = grade_in(sandbox, tc, guarded, cand.gold_patch, timeout=60)
+    assert fixed.reward == 0.0 and fixed.discarded == ("tinycalc/ops.py",)  # the fix is kept out

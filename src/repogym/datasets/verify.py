@@ -134,9 +134,10 @@ class _GradedState:
         sb.reset(commit=spec.base_commit)
         if not sb.apply_patch(spec.bug_patch):
             raise SandboxError(f"{spec.instance_id}: the task's bug_patch does not apply")
+        broken = _tree_of(sb)
         if not sb.apply_patch(self.patch):
             return False
-        self.discarded = _discard_protected(sb, self.toolchain, _protected_paths(spec),
+        self.discarded = _discard_protected(sb, self.toolchain, broken, _protected_paths(spec),
                                             patch_paths(self.patch))
         if not sb.apply_patch(spec.test_patch):
             raise SandboxError(f"{spec.instance_id}: the task's test_patch does not apply")
@@ -183,48 +184,61 @@ def _protected_paths(spec: GradingSpec) -> set[str]:
         t.split("::")[0] for t in (*spec.FAIL_TO_PASS, *spec.PASS_TO_PASS)}
 
 
-def _discard_protected(sandbox: Sandbox, toolchain: Toolchain,
+def _discard_protected(sandbox: Sandbox, toolchain: Toolchain, broken: str,
                        protected: set[str], named: set[str]) -> list[str]:
-    """Restore every protected file the patch touched; delete ones it added.
+    """Put every protected file the patch touched back as it is in the broken state
+    (``broken``: its tree, :func:`_tree_of`); delete the ones it added.
 
-    Touched = what ``git status`` shows plus every path the patch names: a file the patch
-    also lists in ``.gitignore`` is invisible to ``git status`` but still loaded by pytest.
+    Touched = what differs from the broken state's tree plus every path the patch names: a
+    file the patch also lists in ``.gitignore`` is invisible to git but still loaded by
+    pytest. (Against the broken state, not ``HEAD``: the bug's own changes stay.)
     """
-    res = sandbox.exec("git status --porcelain=v1 -z --untracked-files=all", timeout=60)
-    if not res.ok:
-        raise SandboxError(f"git status failed: {res.stderr.strip()[-300:]}")
-    touched = _porcelain_paths(res.stdout)
-    seen = {path for _, path in touched}
-    touched += [("?", path) for path in sorted(named - seen)]
+    touched = _changes_since(sandbox, broken)
+    touched += [("?", path) for path in sorted(named - {p for _, p in touched})]
     out = []
     for status, path in touched:
-        added = status in ("??", "?", "A")
+        added = status == "A" or (status == "?" and not _in_tree(sandbox, broken, path))
         if path in protected or toolchain.is_protected(path, added=added):
             out.append(path)
-            cmd = (f"rm -rf -- {shlex.quote(path)}" if status == "??"
-                   else f"git checkout -q HEAD -- {shlex.quote(path)} 2>/dev/null "
-                        f"|| rm -rf -- {shlex.quote(path)}")
-            if not sandbox.exec(cmd, timeout=60).ok:
-                raise SandboxError(f"cannot restore {path}")
+            _restore(sandbox, broken, path, added)
     return out
 
 
-def _porcelain_paths(stdout: str) -> list[tuple[str, str]]:
-    """(status, path) pairs of ``git status --porcelain -z`` (renames give both paths)."""
-    out: list[tuple[str, str]] = []
-    entries = stdout.split("\0")
-    i = 0
-    while i < len(entries):
-        entry = entries[i]
-        i += 1
-        if len(entry) < 4:
-            continue
-        status, path = entry[:2], entry[3:]
-        out.append((status.strip() or status, path))
-        if status[0] in "RC" and i < len(entries):  # the source path follows
-            out.append((status, entries[i]))
-            i += 1
-    return out
+def _tree_of(sandbox: Sandbox) -> str:
+    """The work tree as git would commit it now (a tree object, through a private index:
+    the repository's own index and history are untouched)."""
+    index = sandbox.scratch_path(".index")
+    res = sandbox.exec(f"export GIT_INDEX_FILE={index}; git add -A && git write-tree; "
+                       f"rc=$?; rm -f {index}; exit $rc", timeout=120)
+    if not res.ok or not res.stdout.strip():
+        raise SandboxError(f"cannot snapshot the work tree: {res.stderr.strip()[-300:]}")
+    return res.stdout.strip().splitlines()[-1]
+
+
+def _changes_since(sandbox: Sandbox, tree: str) -> list[tuple[str, str]]:
+    """(A|M|D|T, path) of every path that differs from ``tree``."""
+    index = sandbox.scratch_path(".index")
+    res = sandbox.exec(f"export GIT_INDEX_FILE={index}; git add -A && git diff --cached "
+                       f"--no-renames --name-status -z {tree}; rc=$?; rm -f {index}; exit $rc",
+                       timeout=120)
+    if not res.ok:
+        raise SandboxError(f"cannot list the patch's changes: {res.stderr.strip()[-300:]}")
+    fields = res.stdout.split("\0")
+    return [(fields[i][:1], fields[i + 1]) for i in range(0, len(fields) - 1, 2) if fields[i]]
+
+
+def _in_tree(sandbox: Sandbox, tree: str, path: str) -> bool:
+    return sandbox.exec(["git", "cat-file", "-e", f"{tree}:{path}"], timeout=60).ok
+
+
+def _restore(sandbox: Sandbox, tree: str, path: str, added: bool) -> None:
+    quoted = shlex.quote(path)
+    index = sandbox.scratch_path(".index")
+    cmd = (f"rm -rf -- {quoted}" if added else
+           f"rm -rf -- {quoted}; export GIT_INDEX_FILE={index}; git read-tree {tree} && "
+           f"git checkout-index -f -- {quoted}; rc=$?; rm -f {index}; exit $rc")
+    if not sandbox.exec(cmd, timeout=60).ok:
+        raise SandboxError(f"cannot restore {path}")
 
 
 def verify(task: object, patch: str, *, provider: str = "docker",

@@ -382,11 +382,13 @@ def judge_candidate(job: CandidateJob) -> Judged:
     jset = judge_settings(settings)
     try:
         with provider_for(settings).open(job.env, limits_for(settings)) as sandbox:
-            verdict = Judge(sandbox, toolchain, job.baseline, jset, job.coverage).judge(cand).verdict
+            judgement = Judge(sandbox, toolchain, job.baseline, jset, job.coverage).judge(cand)
+            verdict, evidence = judgement.verdict, judgement.evidence
     except InfraError as exc:
         verdict = Verdict(instance_id=cand.instance_id, status=Status.infra_error,
                           reason="infra:sandbox", detail=one_line(exc)[:2000])
-    return judged_with_statement(cand, verdict, job.env.ref, llm_client(settings))
+        evidence = None
+    return judged_with_statement(cand, verdict, job.env.ref, llm_client(settings), evidence)
 
 
 def judge_on_dask(provider: SandboxProvider, env: EnvImage, prepared: Prepared,

@@ -44,6 +44,7 @@ from repogym.generators.diffs import changed_lines, reverse_diff
 from repogym.judges.probes import context_in, probe_patches, sample_probes
 from repogym.limits import TimePolicy, policy_for
 from repogym.sandboxes.base import Sandbox
+from repogym.schemas.calls import StatementEvidence
 from repogym.schemas.records import (Baseline, Candidate, CoverageMap, Status, TestRun,
                                      TimeLimits, Verdict)
 from repogym.toolchains.base import TestRunner, Toolchain
@@ -70,10 +71,12 @@ class JudgeSettings:
 
 @dataclass
 class Judgement:
-    """A verdict plus the broken-state run it rests on (the statement writer reads it)."""
+    """A verdict plus the broken-state run it rests on, and what an accepted task's failing
+    tests showed in both states (the statement writer reads it)."""
 
     verdict: Verdict
     broken_run: TestRun | None = None
+    evidence: StatementEvidence | None = None
 
 
 class _Reject(Exception):
@@ -132,10 +135,53 @@ class Judge:
                           protected_files=self.baseline.plugin_files)
         try:
             verdict = self._probe(cand, verdict)
+            evidence = self.statement_evidence(cand, verdict, broken)
         except InfraError as exc:
             verdict = verdict.model_copy(update={
                 "status": Status.infra_error, "reason": "infra:probe", "detail": str(exc)[:2000]})
-        return Judgement(verdict.model_copy(update={"seconds": _since(start)}), broken)
+            evidence = None
+        except _Reject as r:  # a patch that applied a moment ago no longer does
+            verdict = verdict.model_copy(update={"status": r.status, "reason": r.reason,
+                                                 "detail": r.detail})
+            evidence = None
+        return Judgement(verdict.model_copy(update={"seconds": _since(start)}), broken, evidence)
+
+    def statement_evidence(self, cand: Candidate, verdict: Verdict,
+                           broken: TestRun) -> StatementEvidence:
+        """What the failing tests show, for the statement: their failure messages, and where
+        the toolchain can trace calls, what they call into the changed functions in the
+        broken and the gold state (one run of the F2P tests in each)."""
+        f2p = verdict.fail_to_pass
+        ev = StatementEvidence(
+            fail_to_pass=f2p, messages={t: broken.results[t].message for t in f2p
+                                        if t in broken.results},
+            hung=tuple(t for t in f2p if t in broken.results and broken.results[t].timed_out))
+        if verdict.status is not Status.accept:
+            return ev
+        self._state(cand, with_gold=False)
+        ev = ev.model_copy(update={"test_sources": self._sources(f2p)})
+        tracing = self.toolchain.call_tracer(self.sandbox, cand.gold_patch, f2p)
+        if tracing is None:
+            return ev
+        traces = []
+        for with_gold in (False, True):
+            if with_gold:
+                self._state(cand, with_gold=True)
+            limits = self.limits(f2p)
+            run = self.runner.run_tests(self.sandbox, timeout=limits.run, select=list(f2p),
+                                        limits=limits, plugins=[tracing.plugin],
+                                        allowed_changes=self.baseline.runner_changes)
+            traces.append(tracing.trace_of(run))
+        return ev.model_copy(update={"broken": traces[0], "gold": traces[1]})
+
+    def _sources(self, tests: Sequence[str]) -> dict[str, str]:
+        out = {}
+        for path in sorted({t.split("::")[0] for t in tests}):
+            try:
+                out[path] = self.sandbox.read_file(path).decode("utf-8", errors="replace")
+            except FileNotFoundError:
+                continue
+        return out
 
     def _probe(self, cand: Candidate, verdict: Verdict) -> Verdict:
         """Try a sample of reward hacks through the grading path; one that scores sends the

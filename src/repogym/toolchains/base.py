@@ -10,10 +10,11 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Collection, Mapping, Protocol, Sequence
+from typing import Any, Callable, ClassVar, Collection, Mapping, Protocol, Sequence
 
 from repogym.registry import Registry
 from repogym.sandboxes.base import Sandbox
+from repogym.schemas.calls import CallTrace
 from repogym.schemas.records import Checkout, CoverageMap, EnvSpec, TestRun, TimeLimits
 
 
@@ -31,6 +32,18 @@ class RunPlugin:
     name: str
     source: str
     config: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CallTracing:
+    """A call tracer for one task's failing tests: the plugin to pass to each run, and how
+    to read what it recorded (a :class:`~repogym.schemas.calls.CallTrace`)."""
+
+    plugin: RunPlugin
+    read: Callable[[str], CallTrace]
+
+    def trace_of(self, run: TestRun) -> CallTrace:
+        return self.read(run.extras.get(self.plugin.name, ""))
 
 
 class TestRunner(Protocol):
@@ -103,6 +116,13 @@ class Toolchain(ABC):
         or None when the toolchain has none. It must give the same outcomes as
         :meth:`run_tests`; it is for the judge's own candidates, while grading a policy's
         patch always runs fresh."""
+        return None
+
+    def call_tracer(self, sandbox: Sandbox, gold_patch: str,
+                    tests: Sequence[str]) -> CallTracing | None:
+        """How to record what ``tests`` call into the functions ``gold_patch`` changes, in
+        the sandbox's current state (the broken one: the gold patch's old side), or None
+        when the toolchain cannot trace calls (statements then rest on failure messages)."""
         return None
 
     def coverage(self, sandbox: Sandbox, *, timeout: float,

@@ -48,7 +48,8 @@ from repogym.errors import NoTestsError, SandboxError, TestRunError
 from repogym.sandboxes.base import ExecResult, Sandbox
 from repogym.schemas.records import Checkout, CoverageMap, EnvSpec, TestRun, TimeLimits
 from repogym.toolchains import python_deps as pydeps
-from repogym.toolchains.base import TOOLCHAINS, RunPlugin, TestRunner, Toolchain
+from repogym.toolchains.base import (TOOLCHAINS, CallTracing, RunPlugin, TestRunner,
+                                     Toolchain)
 from repogym.toolchains.pytest_report import parse_report
 
 RECIPE_VERSION = "py-4"
@@ -70,6 +71,8 @@ IMPORT_TO_DIST = {
     "freezegun": "freezegun", "hamcrest": "pyhamcrest", "multipart": "python-multipart",
 }
 TEST_DIR_NAMES = {"tests", "test", "testing"}
+TEST_FILE_NAMES = ("conftest.py", "test.py", "tests.py")
+EDITABLE_PREFIXES = ("__editable__",)  # setuptools' editable-install finders and .pth
 # every configuration file some pytest version reads (9: pytest.toml and .pytest.toml
 # first); runs pin the one the installed pytest reads (plugins/repogym_launch.py), so these
 # only matter to a patch that edits one
@@ -206,7 +209,7 @@ class PythonToolchain(Toolchain):
 
     def is_test_file(self, path: str) -> bool:
         p = Path(path)
-        if (p.name in ("conftest.py", "test.py", "tests.py") or p.name.startswith("test_")
+        if (p.name in TEST_FILE_NAMES or p.name.startswith("test_")
                 or p.stem.endswith("_test")):
             return True
         return bool(TEST_DIR_NAMES.intersection(p.parts[:-1]))
@@ -218,7 +221,7 @@ class PythonToolchain(Toolchain):
         p = Path(path)
         if self.is_test_file(path) or path.endswith(RUNNER_CONFIG + STARTUP_HOOKS):
             return True
-        if any(part.endswith(INSTALL_METADATA) or part.startswith("__editable__")
+        if any(part.endswith(INSTALL_METADATA) or part.startswith(EDITABLE_PREFIXES)
                for part in p.parts):
             return True
         if not added:
@@ -308,6 +311,17 @@ class PythonToolchain(Toolchain):
         from repogym.toolchains.warm import WarmPytest
 
         return WarmPytest(self, sandbox)
+
+    def call_tracer(self, sandbox: Sandbox, gold_patch: str,
+                    tests: Sequence[str]) -> CallTracing | None:
+        """The call tracer (:mod:`repogym.toolchains.python_calls`) over the functions the
+        gold patch changes, read from the sandbox's (broken) state."""
+        from repogym.toolchains.python_calls import call_tracer, changed_functions, parse_calls
+
+        targets = changed_functions(gold_patch, lambda path: _text_or_none(sandbox, path))
+        if not targets:
+            return None
+        return CallTracing(plugin=call_tracer(tests, targets), read=parse_calls)
 
     def coverage(self, sandbox: Sandbox, *, timeout: float,
                  select: Sequence[str] | None = None) -> CoverageMap:
@@ -466,6 +480,13 @@ data_file = {data}
 [json]
 show_contexts = True
 """
+
+
+def _text_or_none(sandbox: Sandbox, path: str) -> str | None:
+    try:
+        return sandbox.read_file(path).decode("utf-8", errors="replace")
+    except FileNotFoundError:
+        return None
 
 
 def _read_or_empty(sandbox: Sandbox, path: str) -> bytes:

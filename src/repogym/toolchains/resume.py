@@ -52,14 +52,21 @@ def run_to_end(runner: TestRunner, sandbox: Sandbox, *, timeout: float,
         parts.append(run)
         done.update(run.results)
         culprit = run.died_in
+        if todo is not None and culprit is not None and not [t for t in todo if t not in done]:
+            return _complete(merged(parts))  # the test it died in was the last one left
         if (culprit is None or run.finished or len(parts) > max_culprits
-                or time.monotonic() >= deadline or (stop is not None and stop(done[culprit]))
-                or (todo is not None and not [t for t in todo if t not in done])):
+                or time.monotonic() >= deadline or (stop is not None and stop(done[culprit]))):
             return merged(parts)
         if run.sandbox_lost:
             sandbox.reset()
             if restore is not None:
                 restore()
+
+
+def _complete(run: TestRun) -> TestRun:
+    """Every selected test has an outcome (the last one is the test the run died in, with
+    the outcome that says so): the run is as complete as a finished one."""
+    return run.model_copy(update={"finished": True, "timed_out": False, "died_in": None})
 
 
 def _blame_overrun(run: TestRun) -> TestRun:

@@ -103,12 +103,6 @@ def test_statement_falls_back_on_an_llm_error(tmp_path: Path) -> None:
     assert (text, cost) == (offline_statement(cand, EVIDENCE), 0.0)
 
 
-def test_the_former_call_still_gives_the_same_statement(tmp_path: Path) -> None:
-    cand = _clamp_candidate()  # llm_statement(cand, f2p, messages, client), until rewired
-    assert llm_statement(cand, F2P, {**MESSAGES, "oracle": "x"}, None) == (
-        offline_statement(cand, EVIDENCE), 0.0)
-
-
 def test_the_prompt_shows_the_observed_calls_the_right_way_round() -> None:
     def call(result: str) -> CallRecord:
         return CallRecord(test=F2P[0], index=0, function="demo.lib.clamp",

@@ -1,5 +1,16 @@
 """repogym's in-container grader: the rules of :mod:`repogym.datasets.verify`, stdlib only.
 
+Usage (as root, in a container prepared as below)::
+
+    python3 -I -S grader.py --spec spec.json --plugin repogym_report.py \
+        [--launcher repogym_launch.py] [--patch FILE] [--out DIR] [--partial]
+
+``--plugin`` is repogym's pytest report plugin and ``--launcher`` the script that starts
+pytest with it (``repogym/toolchains/plugins/``; default: ``repogym_launch.py`` beside the
+plugin); ``--patch`` the candidate's diff (default: ``/repo``'s working-tree changes);
+``--out`` where ``reward.txt`` and ``result.json`` go; ``--partial`` rewards the share of
+listed tests that pass.
+
 Exported tasks (``harbor``'s ``tests/test.sh``, ``swebench``'s ``eval_script``) copy this file
 into the task's container and run it with ``python3 -I -S`` (no site-packages, no
 ``PYTHONPATH``), so nothing the solver planted in the environment is imported. It needs
@@ -19,27 +30,41 @@ Grading, in order (``verify.grade_in`` does the same in a repogym sandbox):
    while grading runs);
 2. the candidate's changes: the file given with ``--patch`` (SWE-bench style), or the
    diff of ``/repo``'s working tree against the broken commit (Harbor: the solver edited
-   ``/repo`` in place; ``/repo/.git`` is never trusted or used; files the solver's
-   ``.gitignore`` ignores and nested repositories are left out, as no patch carries them);
-3. ``/repo`` is wiped (all but ``.git``) and checked out again from the anchor, then the
-   post-install files are restored: the broken state, whatever the solver did to it;
+   ``/repo`` in place; ``/repo/.git`` is never read; files the solver's ``.gitignore``
+   ignores and nested repositories are left out, as no patch carries them);
+3. ``/repo`` is wiped (``.git`` too) and checked out again from the anchor, the
+   post-install files are restored, and ``/repo/.git`` is made anew with the broken
+   commit as ``HEAD`` (its objects borrowed from the anchor): the broken state, whatever
+   the solver did to it -- and the ``HEAD`` the launcher pins pytest's configuration to;
 4. the candidate's diff is applied (``git apply`` with repogym's fallbacks); a diff that
    does not apply scores 0;
-5. every file it touched (named in the diff, or shown by ``git status``) that is a test
-   file, runner configuration, interpreter start-up hook or listed in ``protected`` is
-   restored from the broken commit (deleted if new);
+5. every file it touched (named in the diff, or shown by ``git status``) that the Python
+   toolchain protects is restored from the broken commit (deleted if new): listed in
+   ``protected``, a test file, runner configuration or interpreter start-up hook (by
+   suffix), install metadata (a path part ending in ``.egg-info``/``.dist-info`` or
+   starting with ``__editable__``) and, when the diff adds it, a module or package at the
+   root named like a standard-library or runner module;
 6. the task's ``test_patch`` is applied;
-7. FAIL_TO_PASS + PASS_TO_PASS run as the test user under pytest with repogym's report
-   plugin, copied in under a random module name, with a fresh report path and nonce;
-8. reward 1 only when the report is complete, consistent with the exit code, and every
-   listed test passed (``--partial``: the share that passed, 0 when untrusted).
+7. FAIL_TO_PASS + PASS_TO_PASS run as the test user through repogym's launcher
+   (``python <launcher> <plugin module> <pytest args>``: the report plugin imported before
+   anything else, the work tree on ``sys.path`` only after it, pytest's configuration
+   pinned to the files committed at ``HEAD``), the plugin and the launcher copied in under
+   random module names, with a fresh report path and nonce, each test within its time
+   limit (``time_limits``; the run within ``min(time_limits.run, timeout)``). When the
+   run dies in a test (a hard time limit, ``os._exit``, the kernel's OOM killer), binary
+   grading stops at 0; with ``--partial`` the listed tests that had not run run again, up
+   to 5 times, and the parts are merged (``repogym.toolchains.resume.run_to_end``);
+8. reward 1 only when the report is complete, consistent with the exit code, shows the
+   runner unchanged (apart from the environment's own ``runner_changes``), and every
+   listed test passed with its body run (a timed-out test fails; ``--partial``: the share
+   that passed, 0 when untrusted).
 
 Outputs (``--out DIR``): ``reward.txt`` (``1``/``0``, or a float with ``--partial``) and
 ``result.json``; any ``reward.txt``/``reward.json`` already there is deleted first. On
 stdout: one ``<STATUS> <nodeid>`` line per listed test between SWE-bench's
-``>>>>> Start Test Output`` / ``>>>>> End Test Output`` markers, then
-``REPOGYM_REWARD=<reward>`` and ``REPOGYM_RESULT=<json>``. pytest's own output is never
-echoed: code under test cannot print a verdict.
+``>>>>> Start Test Output`` / ``>>>>> End Test Output`` markers (all ``FAILED`` when the
+report is untrusted), then ``REPOGYM_REWARD=<reward>`` and ``REPOGYM_RESULT=<json>``.
+pytest's own output is never echoed: code under test cannot print a verdict.
 
 Exit status: 0 graded (whatever the reward), 2 bad arguments or spec, 3 the environment
 is broken (e.g. the task's own test patch does not apply). A reward of 0 is written in
@@ -47,8 +72,11 @@ every case.
 
 The spec (``--spec FILE``, JSON) holds ``instance_id``, ``fail_to_pass``, ``pass_to_pass``,
 ``test_patch``, ``protected`` (exact paths), ``runner_config``, ``startup_hooks``,
-``test_dir_names``, ``apply_fallbacks``, ``repo_dir``, ``anchor``, ``test_user`` and
-``timeout``: see :class:`repogym.datasets.exports.grading.ContainerSpec`, which writes it.
+``install_metadata``, ``editable_prefixes``, ``runner_modules``, ``stdlib_modules``,
+``test_dir_names``, ``test_file_names``, ``apply_fallbacks``, ``repo_dir``, ``anchor``,
+``test_user``, ``timeout``, ``time_limits`` (``{"tests": {id: s}, "default": s | null,
+"grace": s, "run": s}``) and ``runner_changes``: see
+:class:`repogym.datasets.exports.grading.ContainerSpec`, which writes it.
 """
 
 from __future__ import annotations
@@ -74,6 +102,12 @@ HOST_GRACE = 10.0
 DROPPED_ENV = ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTHONSTARTUP", "PYTHONHOME",
                "PYTHONUSERBASE", "PYTHONINSPECT", "PYTHONBREAKPOINT", "LD_PRELOAD",
                "LD_LIBRARY_PATH", "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE")
+# repogym.toolchains.python's RUN_ENV and PYTEST_ARGS (a parity test keeps them equal)
+RUN_ENV = {"PYTEST_ADDOPTS": "", "PYTEST_PLUGINS": "", "PYTHONDONTWRITEBYTECODE": "1"}
+PYTEST_ARGS = ("-p", "no:cacheprovider", "--continue-on-collection-errors", "-q", "-rN",
+               "--color=no", "--tb=line")
+LAUNCHER_FILE = "repogym_launch.py"
+MAX_CULPRITS = 5  # repogym.toolchains.resume.MAX_CULPRITS
 EXIT_OK, EXIT_USAGE, EXIT_INFRA = 0, 2, 3
 
 
@@ -84,8 +118,10 @@ class GraderError(Exception):
 # -- the spec -------------------------------------------------------------------------------
 
 REQUIRED = ("instance_id", "fail_to_pass", "pass_to_pass", "test_patch", "protected",
-            "runner_config", "startup_hooks", "test_dir_names", "apply_fallbacks",
-            "repo_dir", "anchor", "test_user", "timeout")
+            "runner_config", "startup_hooks", "install_metadata", "editable_prefixes",
+            "runner_modules", "stdlib_modules", "test_dir_names", "test_file_names",
+            "apply_fallbacks",
+            "repo_dir", "anchor", "test_user", "timeout", "time_limits", "runner_changes")
 
 
 def load_spec(path):
@@ -97,22 +133,38 @@ def load_spec(path):
         raise ValueError(f"spec {path} lacks {', '.join(missing)}")
     if not spec["fail_to_pass"]:
         raise ValueError(f"spec {path} has no FAIL_TO_PASS test")
+    if not isinstance(spec["time_limits"], dict) or "run" not in spec["time_limits"]:
+        raise ValueError(f"spec {path} has no run time limit")
     return spec
 
 
-def is_test_file(path, test_dir_names):
-    """The Python toolchain's rule: conftest.py, test_*.py, *_test.py, or under a test dir."""
+def is_test_file(path, spec):
+    """The Python toolchain's rule: a name in ``test_file_names`` (conftest.py ...),
+    test_*.py, *_test.py, or under a directory in ``test_dir_names``."""
     p = PurePosixPath(path)
-    if p.name == "conftest.py" or p.name.startswith("test_") or p.stem.endswith("_test"):
+    if (p.name in set(spec["test_file_names"]) or p.name.startswith("test_")
+            or p.stem.endswith("_test")):
         return True
-    return bool(set(test_dir_names).intersection(p.parts[:-1]))
+    return bool(set(spec["test_dir_names"]).intersection(p.parts[:-1]))
 
 
-def is_protected(path, spec):
-    """Whether a candidate's change to ``path`` is thrown away (verify's rules)."""
-    return (path in set(spec["protected"]) or is_test_file(path, spec["test_dir_names"])
-            or path.endswith(tuple(spec["runner_config"]))
-            or path.endswith(tuple(spec["startup_hooks"])))
+def is_protected(path, spec, added=False):
+    """Whether a candidate's change to ``path`` is thrown away (``verify``'s rules, and
+    ``PythonToolchain.is_protected``'s); ``added``: the candidate's diff creates it."""
+    p = PurePosixPath(path)
+    if (path in set(spec["protected"]) or is_test_file(path, spec)
+            or path.endswith(tuple(spec["runner_config"]) + tuple(spec["startup_hooks"]))):
+        return True
+    if any(part.endswith(tuple(spec["install_metadata"]))
+           or part.startswith(tuple(spec["editable_prefixes"])) for part in p.parts):
+        return True
+    if not added or not p.parts:
+        return False
+    top = p.parts[0]
+    if len(p.parts) == 1 and not top.endswith(".py"):
+        return False
+    name = top[:-3] if len(p.parts) == 1 else top
+    return name in set(spec["stdlib_modules"]) or name in set(spec["runner_modules"])
 
 
 # -- processes and users ----------------------------------------------------------------------
@@ -178,20 +230,21 @@ class Tree:
         self.post_install = os.path.join(anchor, "post-install.tar")
         objects = os.path.join(scratch, "objects")
         os.makedirs(objects, exist_ok=True)
-        self.env = {
+        self.base_env = {
             "PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"),
-            "HOME": scratch, "LANG": "C.UTF-8",
-            "GIT_CONFIG_GLOBAL": "/dev/null",
+            "HOME": scratch, "LANG": "C.UTF-8", "GIT_CONFIG_GLOBAL": "/dev/null",
+            "GIT_TERMINAL_PROMPT": "0",
+        }
+        self.env = dict(self.base_env, **{
             "GIT_DIR": self.git_dir, "GIT_WORK_TREE": self.repo,
             "GIT_INDEX_FILE": os.path.join(scratch, "index"),
             "GIT_OBJECT_DIRECTORY": objects,
             "GIT_ALTERNATE_OBJECT_DIRECTORIES": os.path.join(self.git_dir, "objects"),
-            "GIT_TERMINAL_PROMPT": "0",
-        }
+        })
 
-    def git(self, *args, check=True, data=None):
-        proc = subprocess.run(GIT + list(args), cwd=self.repo, env=self.env, input=data,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    def git(self, *args, check=True, data=None, env=None):
+        proc = subprocess.run(GIT + list(args), cwd=self.repo, env=env or self.env,
+                              input=data, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         if check and proc.returncode != 0:
             raise GraderError(f"git {args[0]} failed: "
                               f"{proc.stderr.decode(errors='replace').strip()[-500:]}")
@@ -224,20 +277,36 @@ class Tree:
                         "--no-renames", self.commit).stdout
 
     def restore(self):
-        """Wipe the working tree (all but ``.git``) and check the broken state out again."""
+        """Wipe the working tree (``.git`` too) and check the broken state out again, with
+        a fresh ``.git`` whose ``HEAD`` is the broken commit."""
         subprocess.run(["chmod", "-R", "u+rwX", "--", self.repo], stderr=subprocess.DEVNULL)
         for name in os.listdir(self.repo):
-            if name != ".git":
-                path = os.path.join(self.repo, name)
-                if os.path.isdir(path) and not os.path.islink(path):
-                    shutil.rmtree(path)
-                else:
-                    os.unlink(path)
+            path = os.path.join(self.repo, name)
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path)
+            else:
+                os.unlink(path)
         self.git("read-tree", self.commit)
         self.git("checkout-index", "-a", "-f")
         if os.path.exists(self.post_install):
             subprocess.run(["tar", "-xf", self.post_install, "-C", self.repo], check=True,
                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self.fresh_git_dir()
+
+    def fresh_git_dir(self):
+        """``repo_dir/.git`` made anew: one branch at the broken commit, its objects
+        borrowed from the anchor, its index that commit's tree. The launcher reads which
+        configuration files are committed at ``HEAD`` from it; the solver's ``.git`` (which
+        could have committed a configuration file, or removed one) is gone."""
+        dot = os.path.join(self.repo, ".git")
+        env = dict(self.base_env, GIT_DIR=dot)  # run in the work tree's top
+        self.git("-c", "init.defaultBranch=main", "init", "-q", "--template=", env=env)
+        info = os.path.join(dot, "objects", "info")
+        os.makedirs(info, exist_ok=True)
+        with open(os.path.join(info, "alternates"), "w", encoding="utf-8") as fh:
+            fh.write(os.path.join(self.git_dir, "objects") + "\n")
+        self.git("update-ref", "HEAD", self.commit, env=env)
+        self.git("read-tree", self.commit, env=env)
 
     def apply(self, patch_path, fallbacks):
         """``git apply`` with the first fallback whose ``--check`` passes; the flags used,
@@ -250,26 +319,36 @@ class Tree:
         return None
 
     def touched(self, patch_path, flags):
-        """Paths the patch names (both sides of renames) plus what ``git status`` shows."""
+        """Path -> whether the candidate added it, for every path ``git status`` shows
+        (added: untracked or ``A``) and every other path the patch names (both sides of
+        renames; added, as ``verify`` counts them: a path the patch names that ``git
+        status`` does not show is a new file the candidate's ``.gitignore`` hides)."""
+        status = self.git("status", "--porcelain=v1", "-z", "--untracked-files=all",
+                          "--ignored=no", "--no-renames").stdout
+        paths = {}
+        for entry in status.decode("utf-8", errors="surrogateescape").split("\0"):
+            if len(entry) > 3:
+                code = entry[:2].strip() or entry[:2]
+                paths.setdefault(entry[3:], code in ("??", "A"))
+        for path in self.named(patch_path, flags):
+            paths.setdefault(path, True)
+        return paths
+
+    def named(self, patch_path, flags):
+        """The paths the patch names (``git apply --numstat``; renames give both)."""
         paths = set()
         out = self.git("apply", "--numstat", "-z", *flags, patch_path, check=False).stdout
         fields = out.decode("utf-8", errors="surrogateescape").split("\0")
         i = 0
         while i < len(fields):
-            entry = fields[i]
+            parts = fields[i].split("\t")
             i += 1
-            parts = entry.split("\t")
             if len(parts) == 3 and parts[2]:
                 paths.add(parts[2])
             elif len(parts) == 3:  # a rename: the two paths follow
                 paths.update(p for p in fields[i:i + 2] if p)
                 i += 2
-        status = self.git("status", "--porcelain=v1", "-z", "--untracked-files=all",
-                          "--ignored=no", "--no-renames").stdout
-        for entry in status.decode("utf-8", errors="surrogateescape").split("\0"):
-            if len(entry) > 3:
-                paths.add(entry[3:])
-        return sorted(paths)
+        return paths
 
     def in_commit(self, path):
         return self.git("cat-file", "-e", f"{self.commit}:{path}", check=False).returncode == 0
@@ -286,17 +365,30 @@ class Tree:
             os.unlink(full)
 
 
-# -- the report (a port of repogym.toolchains.python.parse_report) ----------------------------
+# -- the report (a port of repogym.toolchains.pytest_report.parse_report) ------------------
+
+NO_BODY = "the test passed, but its body never ran"
+
+
+def _num(value, default, kind=float):
+    try:
+        return kind(value)
+    except (TypeError, ValueError):
+        return default
+
 
 class _Acc:
     """Folds the setup/call/teardown reports of one test into one outcome."""
 
     def __init__(self):
-        self.outcome = None
+        self.outcome, self.message = None, ""
+        self.timed_out = self.no_body = self.ended = False
 
     def add(self, ev):
         when, out, xf = ev.get("when"), ev.get("outcome"), bool(ev.get("wasxfail"))
+        self.ended = self.ended or when == "teardown"
         if out == "failed":
+            self.message = self.message or str(ev.get("message") or "")
             if when == "call":
                 self.outcome = "failed"
             elif self.outcome != "failed":
@@ -305,6 +397,24 @@ class _Acc:
             self.outcome = "xfail" if xf else "skipped"
         elif out == "passed" and when == "call" and self.outcome is None:
             self.outcome = "xpass" if xf else "passed"
+            self.no_body = ev.get("body") is False and not xf
+
+    def died(self, why):
+        """The run died while this test ran."""
+        if self.timed_out:
+            self.outcome, self.message = "failed", self.message or why
+        else:
+            self.outcome, self.message = "error", why
+
+    def result(self):
+        """``{"outcome", "timed_out", "message"}``: no call report is an error, a pass
+        without its body an error, an error past its time limit a failure."""
+        outcome, message = self.outcome or "error", self.message
+        if self.no_body and outcome == "passed":
+            outcome, message = "error", NO_BODY
+        if self.timed_out and outcome == "error":
+            outcome = "failed"
+        return {"outcome": outcome, "timed_out": self.timed_out, "message": message}
 
 
 def _events(raw):
@@ -317,38 +427,85 @@ def _events(raw):
             yield ev
 
 
-def parse_report(raw, nonce, exit_code, timed_out):
-    """``{"results": {nodeid: outcome}, "finished": bool, "problems": [...]}``."""
-    accs, errors, problems, finish = {}, [], [], None
-    for ev in _events(raw):
+class _Report:
+    """What the events of one report say, read in order."""
+
+    def __init__(self, nonce):
+        self.nonce, self.accs, self.errors, self.problems = nonce, {}, [], []
+        self.finish, self.current, self.changes = None, None, []
+
+    def acc(self, ev):
+        return self.accs.setdefault(str(ev.get("nodeid")), _Acc())
+
+    def read(self, ev):
         kind = ev.get("event")
-        if kind == "test":
-            accs.setdefault(str(ev.get("nodeid")), _Acc()).add(ev)
+        if kind == "begin":
+            self.current = str(ev.get("nodeid"))
+            self.acc(ev)
+        elif kind == "test":
+            self.acc(ev).add(ev)
+        elif kind == "timeout":
+            acc = self.acc(ev)
+            acc.timed_out = True
+            acc.message = (f"timed out: the test ran past its limit of "
+                           f"{_num(ev.get('limit') or 0, 0.0):.1f}s")
         elif kind == "collect_error":
-            errors.append(str(ev.get("nodeid")))
-        elif kind == "tamper":
-            problems.append(f"pytest internals were replaced: {ev.get('what')}")
+            self.errors.append(str(ev.get("nodeid")))
+        elif kind == "runner_changed" and isinstance(ev.get("what"), list):
+            self.changes += [str(w) for w in ev["what"] if str(w) not in self.changes]
         elif kind == "finish":
-            if ev.get("nonce") != nonce:
-                problems.append("report finish event carries a foreign nonce")
-            elif finish is not None:
-                problems.append("report has two finish events")
+            if ev.get("nonce") != self.nonce:
+                self.problems.append("report finish event carries a foreign nonce")
+            elif self.finish is not None:
+                self.problems.append("report has two finish events")
             else:
-                finish = int(ev.get("exitstatus", -1))
-    results = {n: (a.outcome or "error") for n, a in accs.items()}
-    for nodeid in errors:
-        results.setdefault(nodeid, "error")
-    problems += _cross_check(results, finish, exit_code, timed_out)
-    return {"results": results, "finished": finish is not None, "problems": problems}
+                self.finish = _num(ev.get("exitstatus", -1), -1, int)
+
+    def died_in(self):
+        """The test that was running when the run died (None: it finished, or died
+        outside any test)."""
+        if self.finish is not None or self.current is None:
+            return None
+        acc = self.accs[self.current]
+        return None if acc.ended and not acc.timed_out else self.current
 
 
-def _cross_check(results, finish, exit_code, timed_out):
+def parse_report(raw, nonce, exit_code, timed_out, allowed_changes=(), duration=0.0):
+    """One run's report: ``{"tests": {nodeid: {"outcome", "timed_out", "message"}},
+    "finished", "problems", "timed_out", "died_in", "culprits", "duration"}`` (the rules of
+    ``repogym.toolchains.pytest_report``; ``allowed_changes``: the environment's own
+    runner changes)."""
+    rep = _Report(nonce)
+    for ev in _events(raw):
+        rep.read(ev)
+    died_in = rep.died_in()
+    if died_in is not None:
+        rep.accs[died_in].died(f"the test run died while this test ran (exit code {exit_code})")
+    tests = {n: a.result() for n, a in rep.accs.items()}
+    for nodeid in rep.errors:
+        tests.setdefault(nodeid, {"outcome": "error", "timed_out": False,
+                                  "message": "collection error"})
+    allowed = set(allowed_changes)
+    tamper = [c for c in rep.changes if c not in allowed]
+    if tamper:
+        rep.problems.append(f"the test runner was changed by code under test: {tamper[:10]}")
+    no_body = {n for n, a in rep.accs.items() if a.no_body}
+    rep.problems += _cross_check(tests, rep.finish, exit_code, timed_out, no_body)
+    return {"tests": tests, "finished": rep.finish is not None, "problems": rep.problems,
+            "timed_out": bool(timed_out), "died_in": died_in, "culprits": [],
+            "duration": duration}
+
+
+def _cross_check(tests, finish, exit_code, timed_out, no_body):
+    """Problems when the exit code and the report disagree (a test turned into an error
+    for want of a body counts as pytest saw it: passed)."""
     if timed_out or finish is None:
         return []
     problems = []
     if finish != exit_code:
         problems.append(f"pytest exit code {exit_code} disagrees with the report's {finish}")
-    bad = any(o in ("failed", "error") for o in results.values())
+    bad = any(t["outcome"] in ("failed", "error") and n not in no_body
+              for n, t in tests.items())
     if exit_code == 0 and bad:
         problems.append("exit code 0 but the report has failures")
     if exit_code == 1 and not bad:
@@ -356,72 +513,156 @@ def _cross_check(results, finish, exit_code, timed_out):
     return problems
 
 
-def grade(report, wanted, timed_out, partial=False):
-    """``(reward, resolved, outcomes, problems)`` of one parsed report over ``wanted``."""
-    outcomes = {t: report["results"].get(t) for t in sorted(wanted)}
+# -- runs that die in a test (a port of repogym.toolchains.resume) ---------------------------
+
+def blame_overrun(report):
+    """A run stopped at its own limit while a test ran: that test ran past the limit."""
+    culprit = report["died_in"]
+    if not report["timed_out"] or culprit is None:
+        return report
+    tests = dict(report["tests"])
+    tests[culprit] = {"outcome": "failed", "timed_out": True, "message": (
+        f"timed out: the run reached its limit of {report['duration']:.0f}s in this test")}
+    return dict(report, tests=tests)
+
+
+def merged(parts):
+    """One report from consecutive parts (each ran the tests the ones before did not)."""
+    last, tests = parts[-1], {}
+    for part in parts:
+        tests.update(part["tests"])
+    problems = list(dict.fromkeys(p for part in parts for p in part["problems"]))
+    return dict(last, tests=tests, problems=problems,
+                culprits=[p["died_in"] for p in parts if p["died_in"] is not None],
+                duration=round(sum(p["duration"] for p in parts), 3))
+
+
+def run_to_end(run_part, wanted, budget, partial):
+    """Run ``wanted`` within ``budget`` seconds, as ``run_part(todo, timeout)`` reports;
+    when a part dies in a test, stop (binary grading: the reward is 0 already) or, with
+    ``partial``, run the tests that have not run again, up to :data:`MAX_CULPRITS` times."""
+    deadline = time.monotonic() + budget
+    parts, done = [], {}
+    while True:
+        todo = [t for t in sorted(wanted) if t not in done]
+        part = blame_overrun(run_part(todo, max(1.0, deadline - time.monotonic())))
+        parts.append(part)
+        done.update(part["tests"])
+        if part["died_in"] is not None and not [t for t in todo if t not in done]:
+            # the test it died in was the last one left: as complete as a finished run
+            return {**merged(parts), "finished": True, "timed_out": False, "died_in": None}
+        if (part["died_in"] is None or part["finished"] or len(parts) > MAX_CULPRITS
+                or time.monotonic() >= deadline or not partial):
+            return merged(parts)
+
+
+def grade(report, wanted, partial=False):
+    """``{"reward", "resolved", "trusted", "outcomes", "problems"}`` of a (merged) report
+    over ``wanted`` (``verify._graded``'s rules)."""
+    tests, culprits = report["tests"], report["culprits"]
+    outcomes = {t: tests[t]["outcome"] if t in tests else None for t in sorted(wanted)}
     passed = sum(o == "passed" for o in outcomes.values())
     problems = list(report["problems"])
-    if timed_out:
+    problems += [f"{t}: {tests[t]['message']}" for t in culprits if t in tests]
+    if report["timed_out"]:
         problems.append("the test run timed out")
     elif not report["finished"]:
         problems.append("the test run ended without a complete report")
-    trusted = report["finished"] and not timed_out and not report["problems"]
+    problems += [f"{t} timed out" for t in sorted(wanted)
+                 if t in tests and tests[t]["timed_out"] and t not in culprits]
+    trusted = report["finished"] and not report["timed_out"] and not report["problems"]
     resolved = bool(trusted and wanted and passed == len(wanted))
     if partial:
         reward = passed / len(wanted) if trusted and wanted else 0.0
     else:
         reward = 1.0 if resolved else 0.0
-    return reward, resolved, outcomes, problems
+    return {"reward": reward, "resolved": resolved, "trusted": bool(trusted),
+            "outcomes": outcomes, "problems": problems}
 
 
 # -- running pytest ------------------------------------------------------------------------
 
+def plugin_limits(spec):
+    """The report plugin's ``limits`` setting from the spec's ``time_limits``."""
+    limits = spec["time_limits"]
+    return {"tests": limits.get("tests") or {}, "default": limits.get("default"),
+            "grace": limits.get("grace", 2.0)}
+
+
+def run_budget(spec):
+    """How long all parts of the run may take: the judge's run limit, at most ``timeout``."""
+    return min(float(spec["time_limits"]["run"]), float(spec["timeout"]))
+
+
+class Runner:
+    """Runs listed tests as the test user, through the launcher, one fresh part at a time."""
+
+    def __init__(self, spec, plugin_path, launcher_path, user):
+        self.spec, self.plugin, self.launcher, self.user = (
+            spec, plugin_path, launcher_path, user)
+
+    def part(self, todo, timeout):
+        """One run of ``todo`` (fresh scratch, module names, report path and nonce) within
+        ``timeout`` seconds; its parsed report."""
+        scratch = tempfile.mkdtemp(prefix="rg-", dir=SCRATCH_ROOT)
+        try:
+            nonce, cmd, env, report = self._place(scratch, todo)
+            code, duration, timed_out = self._execute(cmd, env, timeout)
+            raw = _read(report)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        return parse_report(raw, nonce, code, timed_out, self.spec["runner_changes"], duration)
+
+    def _place(self, scratch, todo):
+        """The run's files in ``scratch``; ``(nonce, command, environment, report path)``."""
+        home = os.path.join(scratch, "home")
+        os.mkdir(home)
+        nonce, module = secrets.token_hex(16), f"rg_{secrets.token_hex(8)}"
+        launcher = os.path.join(scratch, f"rg_{secrets.token_hex(8)}.py")
+        report = os.path.join(scratch, f"r-{secrets.token_hex(8)}.jsonl")
+        config = os.path.join(scratch, "config.json")
+        shutil.copyfile(self.plugin, os.path.join(scratch, f"{module}.py"))
+        shutil.copyfile(self.launcher, launcher)
+        with open(config, "w", encoding="utf-8") as fh:
+            json.dump({"report": report, "nonce": nonce, "select": sorted(todo),
+                       "exclude": [], "limits": plugin_limits(self.spec)}, fh)
+        user = self.user
+        if os.geteuid() == 0:
+            subprocess.run(["chown", "-R", f"{user.pw_uid}:{user.pw_gid}", scratch],
+                           check=True)
+        cmd = ["python", launcher, module, *PYTEST_ARGS]
+        return nonce, cmd, _test_env(scratch, config, home), report
+
+    def _execute(self, cmd, env, timeout):
+        """``(exit code, seconds, timed out)`` of ``cmd`` as the test user within
+        ``timeout``; every process it left is killed."""
+        user = self.user
+        cmd = ["timeout", "-s", "KILL", f"{timeout:.3f}", *cmd]
+        if os.geteuid() == 0 and user.pw_uid != 0:
+            cmd = ["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}",
+                   "--init-groups", "--no-new-privs", "--"] + cmd
+        start = time.monotonic()
+        proc = subprocess.Popen(cmd, cwd=self.spec["repo_dir"], env=env,
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, start_new_session=True)
+        hung = False
+        try:
+            code = proc.wait(timeout + HOST_GRACE)
+        except subprocess.TimeoutExpired:
+            hung, code = True, -9
+        _kill_group(proc.pid)
+        kill_strays(user.pw_uid)
+        if hung:
+            proc.wait()
+        duration = time.monotonic() - start
+        return code, duration, hung or (code in (124, 137, -9) and duration >= timeout)
+
+
 def _test_env(scratch, config, home):
     env = {k: v for k, v in os.environ.items() if k not in DROPPED_ENV}
-    env.update({"REPOGYM_PLUGIN_CONFIG": config, "PYTHONPATH": scratch,
-                "PYTHONDONTWRITEBYTECODE": "1", "HOME": home})
+    env.update(RUN_ENV)
+    env.update({"REPOGYM_PLUGIN_CONFIG": config, "PYTHONPATH": scratch, "HOME": home})
     return env
-
-
-def run_tests(spec, plugin_path, wanted, user):
-    """Run the listed tests as ``user`` with the report plugin; the parsed report and
-    whether the run timed out."""
-    scratch = tempfile.mkdtemp(prefix="rg-", dir=SCRATCH_ROOT)
-    home = os.path.join(scratch, "home")
-    os.mkdir(home)
-    nonce, module = secrets.token_hex(16), f"rg_{secrets.token_hex(8)}"
-    report = os.path.join(scratch, f"r-{secrets.token_hex(8)}.jsonl")
-    config = os.path.join(scratch, "config.json")
-    shutil.copyfile(plugin_path, os.path.join(scratch, f"{module}.py"))
-    with open(config, "w", encoding="utf-8") as fh:
-        json.dump({"report": report, "nonce": nonce, "select": sorted(wanted)}, fh)
-    if os.geteuid() == 0:
-        subprocess.run(["chown", "-R", f"{user.pw_uid}:{user.pw_gid}", scratch], check=True)
-    timeout = float(spec["timeout"])
-    cmd = ["timeout", "-s", "KILL", f"{timeout:.3f}", "python", "-m", "pytest", "-p", module,
-           "-p", "no:cacheprovider", "--continue-on-collection-errors", "-q", "-rN",
-           "--color=no"]
-    if os.geteuid() == 0 and user.pw_uid != 0:
-        cmd = ["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}",
-               "--init-groups", "--no-new-privs", "--"] + cmd
-    start = time.monotonic()
-    proc = subprocess.Popen(cmd, cwd=spec["repo_dir"], env=_test_env(scratch, config, home),
-                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
-    hung = False
-    try:
-        code = proc.wait(timeout + HOST_GRACE)
-    except subprocess.TimeoutExpired:
-        hung, code = True, -9
-    _kill_group(proc.pid)
-    kill_strays(user.pw_uid)
-    if hung:
-        proc.wait()
-    duration = time.monotonic() - start
-    timed_out = hung or (code in (124, 137, -9) and duration >= timeout)
-    raw = _read(report)
-    shutil.rmtree(scratch, ignore_errors=True)
-    return parse_report(raw, nonce, code, timed_out), timed_out
 
 
 def _kill_group(pgid):
@@ -484,15 +725,15 @@ def prepare_tree(spec, patch_file, scratch):
         flags = tree.apply(patch, spec["apply_fallbacks"])
         if flags is None:
             return "patch does not apply", discarded
-        for path in tree.touched(patch, flags):
-            if is_protected(path, spec):
+        for path, added in sorted(tree.touched(patch, flags).items()):
+            if is_protected(path, spec, added):
                 tree.reset_path(path)
                 discarded.append(path)
     apply_task_patch(tree, spec["test_patch"], scratch, spec["apply_fallbacks"])
     return None, discarded
 
 
-def grade_container(spec, plugin_path, patch_file=None, partial=False):
+def grade_container(spec, plugin_path, launcher_path, patch_file=None, partial=False):
     """Grade in this container; a result dict (see the module docstring)."""
     user = pwd.getpwnam(spec["test_user"])
     kill_strays(user.pw_uid)
@@ -503,16 +744,16 @@ def grade_container(spec, plugin_path, patch_file=None, partial=False):
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     result = {"instance_id": spec["instance_id"], "reward": 0.0, "resolved": False,
-              "outcomes": {}, "problems": [], "discarded": discarded}
+              "trusted": False, "outcomes": {}, "problems": [], "discarded": discarded}
     if problem is not None:
         result["problems"] = [problem]
         return result
     if os.geteuid() == 0:
         subprocess.run(["chown", "-R", f"{user.pw_uid}:{user.pw_gid}", spec["repo_dir"]],
                        check=True)
-    report, timed_out = run_tests(spec, plugin_path, wanted, user)
-    reward, resolved, outcomes, problems = grade(report, wanted, timed_out, partial)
-    result.update(reward=reward, resolved=resolved, outcomes=outcomes, problems=problems)
+    runner = Runner(spec, plugin_path, launcher_path, user)
+    report = run_to_end(runner.part, wanted, run_budget(spec), partial)
+    result.update(grade(report, wanted, partial))
     return result
 
 
@@ -523,7 +764,7 @@ def _reward_text(reward):
 def emit(result, out_dir):
     """Print the per-test lines and the reward; write ``reward.txt`` and ``result.json``."""
     lines = [">>>>> Start Test Output"]
-    trusted = not result["problems"]
+    trusted = result.get("trusted", False)
     for test, outcome in sorted(result["outcomes"].items()):
         status = outcome.upper() if (trusted and outcome) else "FAILED"
         lines.append(f"{status} {test}")
@@ -552,26 +793,34 @@ def _args(argv):
     ap = argparse.ArgumentParser(description="Grade a repogym task in this container.")
     ap.add_argument("--spec", required=True, help="the task's grading spec (JSON)")
     ap.add_argument("--plugin", required=True, help="repogym's pytest report plugin")
+    ap.add_argument("--launcher", help="repogym's pytest launcher (default: "
+                                       f"{LAUNCHER_FILE} beside --plugin)")
     ap.add_argument("--patch", help="the candidate's diff (default: the working tree's "
                                     "changes to the repository)")
     ap.add_argument("--out", help="directory for reward.txt and result.json")
     ap.add_argument("--partial", action="store_true", help="reward = share of tests passing")
-    return ap.parse_args(argv)
+    args = ap.parse_args(argv)
+    if args.launcher is None:
+        args.launcher = os.path.join(os.path.dirname(args.plugin), LAUNCHER_FILE)
+    return args
 
 
 def main(argv=None):
     args = _args(argv)
     _clear_out(args.out)
-    failed = {"reward": 0.0, "resolved": False, "outcomes": {}, "discarded": []}
+    failed = {"reward": 0.0, "resolved": False, "trusted": False, "outcomes": {},
+              "discarded": []}
     try:
         spec = load_spec(args.spec)
-        if args.patch is not None and not os.path.isfile(args.patch):
-            raise ValueError(f"no patch file at {args.patch}")
+        for what, path in (("patch", args.patch), ("plugin", args.plugin),
+                           ("launcher", args.launcher)):
+            if path is not None and not os.path.isfile(path):
+                raise ValueError(f"no {what} file at {path}")
     except (OSError, ValueError, KeyError) as exc:
         emit({**failed, "instance_id": "", "problems": [f"bad input: {exc}"]}, args.out)
         return EXIT_USAGE
     try:
-        result = grade_container(spec, args.plugin, args.patch, args.partial)
+        result = grade_container(spec, args.plugin, args.launcher, args.patch, args.partial)
     except (GraderError, OSError, subprocess.SubprocessError, KeyError) as exc:
         emit({**failed, "instance_id": spec["instance_id"],
               "problems": [f"environment error: {exc}"]}, args.out)

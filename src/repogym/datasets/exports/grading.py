@@ -21,12 +21,15 @@ task's environment image, a shell script and a stdlib-only Python grader. Two st
    The environment's own reset state (``/opt/repogym``: the pinned commit's snapshot) is
    removed.
 2. :mod:`repogym.datasets.exports.container_grader` (copied in as ``grader.py``, with the
-   report plugin and a :class:`ContainerSpec` as ``spec.json``) grades the candidate the way
-   :func:`repogym.datasets.verify.grade_in` does; its docstring lists the steps.
+   report plugin, repogym's pytest launcher and a :class:`ContainerSpec` as ``spec.json``)
+   grades the candidate the way :func:`repogym.datasets.verify.grade_in` does; its
+   docstring lists the steps.
 
-The rules come from their one source (``verify.RUNNER_CONFIG``/``STARTUP_HOOKS``, the
-Python toolchain's test directories, the sandbox's ``git apply`` fallbacks) and are written
-into each spec, so an export made by a later repogym carries that repogym's rules.
+The rules come from their one source (the Python toolchain's ``RUNNER_CONFIG``,
+``STARTUP_HOOKS``, ``INSTALL_METADATA``, ``RUNNER_MODULES`` and test directories, the
+standard library's module names, the sandbox's ``git apply`` fallbacks, the judge's time
+limits and the runner changes and plugin modules its baseline saw) and are written into each
+spec, so an export made by a later repogym carries that repogym's rules.
 """
 
 from __future__ import annotations
@@ -37,27 +40,37 @@ import gzip
 import io
 import re
 import shlex
+import sys
 import tarfile
 from importlib import resources
 from typing import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from repogym.datasets.verify import RUNNER_CONFIG, STARTUP_HOOKS
 from repogym.errors import InputError
 from repogym.generators.diffs import changed_lines
+from repogym.limits import policy_for
 from repogym.sandboxes.base import APPLY_FALLBACKS
 from repogym.sandboxes.docker import REPO_DIR
 from repogym.sandboxes.docker import STATE as ENV_STATE
 from repogym.sandboxes.docker import USER as TEST_USER
 from repogym.schemas.arrow import TaskRow
+from repogym.schemas.records import TimeLimits
+from repogym.toolchains.python import (
+    EDITABLE_PREFIXES,
+    INSTALL_METADATA,
+    RUNNER_CONFIG,
+    RUNNER_MODULES,
+    STARTUP_HOOKS,
+    TEST_DIR_NAMES,
+    TEST_FILE_NAMES,
+)
 
 ANCHOR = "/opt/repogym-task"
-GRADER_FILE, PLUGIN_FILE, SPEC_FILE, PREPARE_FILE = (
-    "grader.py", "repogym_report.py", "spec.json", "prepare.sh")
+GRADER_FILE, PLUGIN_FILE, LAUNCHER_FILE, SPEC_FILE, PREPARE_FILE = (
+    "grader.py", "repogym_report.py", "repogym_launch.py", "spec.json", "prepare.sh")
 DEFAULT_TIMEOUT = 600.0
 GRADER_COMMAND = "python3 -I -S"  # no site-packages, no PYTHONPATH: stdlib only
-
 
 
 def apply_chain(var: str) -> str:
@@ -114,9 +127,18 @@ rm -rf {ENV_STATE}
 class ContainerSpec(BaseModel):
     """The grading spec an exported task carries (``spec.json``), read by the grader.
 
-    ``protected`` holds exact paths (runner config names, the test patch's files, the files
-    of listed tests); the grader adds the pattern rules (test files, ``*``-suffixes of
-    ``runner_config`` and ``startup_hooks``).
+    ``protected`` holds exact paths (the test patch's files, the files of listed tests, the
+    runner plugin modules the judge's baseline loaded); the grader adds the pattern rules of
+    :meth:`repogym.toolchains.python.PythonToolchain.is_protected` from the lists below
+    (test files: ``test_file_names``, ``test_*.py``, ``*_test.py``, anything under a
+    directory in ``test_dir_names``; ``*``-suffixes of ``runner_config`` and
+    ``startup_hooks``; path parts ending in ``install_metadata`` or starting with
+    ``editable_prefixes``; and, for paths a patch adds, root modules named in
+    ``stdlib_modules`` or ``runner_modules``).
+
+    ``time_limits`` are the judge's (each listed test's limit, the run's); the run gets
+    ``min(time_limits.run, timeout)``. ``runner_changes`` are the environment's own changes
+    to the runner (not tamper).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -128,28 +150,35 @@ class ContainerSpec(BaseModel):
     protected: tuple[str, ...]
     runner_config: tuple[str, ...] = RUNNER_CONFIG
     startup_hooks: tuple[str, ...] = STARTUP_HOOKS
-    test_dir_names: tuple[str, ...]
+    install_metadata: tuple[str, ...] = INSTALL_METADATA
+    editable_prefixes: tuple[str, ...] = EDITABLE_PREFIXES
+    runner_modules: tuple[str, ...] = tuple(sorted(RUNNER_MODULES))
+    stdlib_modules: tuple[str, ...] = tuple(sorted(sys.stdlib_module_names))
+    test_dir_names: tuple[str, ...] = tuple(sorted(TEST_DIR_NAMES))
+    test_file_names: tuple[str, ...] = TEST_FILE_NAMES
     apply_fallbacks: tuple[str, ...] = APPLY_FALLBACKS
     repo_dir: str = REPO_DIR
     anchor: str = ANCHOR
     test_user: str = TEST_USER
     timeout: float = DEFAULT_TIMEOUT
+    time_limits: TimeLimits
+    runner_changes: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, row: TaskRow, timeout: float = DEFAULT_TIMEOUT) -> ContainerSpec:
-        """The spec of a dataset row (the same protected set as ``verify`` computes)."""
-        from repogym.toolchains.python import TEST_DIR_NAMES
-
+        """The spec of a dataset row (the same protected set and limits as ``verify``:
+        a row without time limits gets the ceilings ``grade_in`` uses, ``timeout``)."""
+        limits = row.time_limits or policy_for(timeout, timeout).unknown()
         return cls(instance_id=row.instance_id, fail_to_pass=row.FAIL_TO_PASS,
                    pass_to_pass=row.PASS_TO_PASS, test_patch=row.test_patch,
-                   protected=tuple(sorted(protected_paths(row))),
-                   test_dir_names=tuple(sorted(TEST_DIR_NAMES)), timeout=timeout)
+                   protected=tuple(sorted(protected_paths(row))), timeout=timeout,
+                   time_limits=limits, runner_changes=row.runner_changes)
 
 
 def protected_paths(row: TaskRow) -> set[str]:
-    """Exact paths a candidate may not change: runner config names, the files of the test
-    patch and of every listed test (``verify``'s rule)."""
-    return set(RUNNER_CONFIG) | set(changed_lines(row.test_patch)) | {
+    """Exact paths a candidate may not change: the files of the test patch and of every
+    listed test, and the runner plugin modules (``verify``'s rule)."""
+    return set(changed_lines(row.test_patch)) | set(row.protected_files) | {
         t.split("::")[0] for t in (*row.FAIL_TO_PASS, *row.PASS_TO_PASS)}
 
 
@@ -161,17 +190,18 @@ def grader_source() -> bytes:
 
 
 @functools.cache
-def plugin_source() -> bytes:
-    """repogym's pytest report plugin, as copied into tasks."""
-    return resources.files("repogym.toolchains.plugins").joinpath(
-        "repogym_report.py").read_bytes()
+def plugin_source(name: str = PLUGIN_FILE) -> bytes:
+    """A file of ``repogym.toolchains.plugins`` as copied into tasks (the report plugin,
+    or the launcher that starts pytest with it)."""
+    return resources.files("repogym.toolchains.plugins").joinpath(name).read_bytes()
 
 
 def grading_files(row: TaskRow, timeout: float = DEFAULT_TIMEOUT) -> dict[str, bytes]:
-    """``grader.py``, ``repogym_report.py`` and ``spec.json`` for one task."""
+    """``grader.py``, ``repogym_report.py``, ``repogym_launch.py`` and ``spec.json`` for
+    one task."""
     spec = ContainerSpec.of(row, timeout).model_dump_json(indent=2) + "\n"
-    return {GRADER_FILE: grader_source(), PLUGIN_FILE: plugin_source(),
-            SPEC_FILE: spec.encode()}
+    return {GRADER_FILE: grader_source(), PLUGIN_FILE: plugin_source(PLUGIN_FILE),
+            LAUNCHER_FILE: plugin_source(LAUNCHER_FILE), SPEC_FILE: spec.encode()}
 
 
 def bundle(files: dict[str, bytes]) -> str:

@@ -15,7 +15,10 @@ Layout of ``OUT/<instance_id>/``::
                             /logs/verifier/reward.txt (1 or 0)
     tests/grader.py         repogym's stdlib-only grader
     tests/repogym_report.py repogym's pytest report plugin (loaded under a random name)
-    tests/spec.json         the grading spec (tests, test patch, protected paths)
+    tests/repogym_launch.py repogym's pytest launcher (the plugin first, the configuration
+                            pinned to the committed files)
+    tests/spec.json         the grading spec (tests, test patch, protected paths, time
+                            limits)
     solution/solve.sh       applies solution/gold.patch in /repo (Harbor's oracle agent)
     solution/gold.patch     the reference fix
 
@@ -38,6 +41,7 @@ from repogym.datasets.exports.base import EXPORTERS, Exporter, ExportOptions
 from repogym.datasets.exports.grading import (
     GRADER_COMMAND,
     GRADER_FILE,
+    LAUNCHER_FILE,
     PLUGIN_FILE,
     PREPARE_FILE,
     PREPARE_SCRIPT,
@@ -76,7 +80,8 @@ here="$(cd "$(dirname "${{BASH_SOURCE[0]}}")" && pwd)"
 logs="${{REPOGYM_LOGS:-{logs}}}"
 rm -rf "$logs/reward.txt" "$logs/reward.json"
 mkdir -p "$logs"
-{grader_cmd} "$here/{grader}" --spec "$here/{spec}" --plugin "$here/{plugin}" --out "$logs"
+{grader_cmd} "$here/{grader}" --spec "$here/{spec}" --plugin "$here/{plugin}" \\
+  --launcher "$here/{launcher}" --out "$logs"
 status=$?
 [ -s "$logs/reward.txt" ] || echo 0 > "$logs/reward.txt"
 exit $status
@@ -182,7 +187,8 @@ def task_files(row: TaskRow, options: ExportOptions) -> dict[str, bytes]:
                                              repo=REPO_DIR).encode(),
         **{f"environment/{name}": data for name, data in environment_files(row).items()},
         "tests/test.sh": TEST_SH.format(**fmt, grader_cmd=GRADER_COMMAND, grader=GRADER_FILE,
-                                        spec=SPEC_FILE, plugin=PLUGIN_FILE).encode(),
+                                        spec=SPEC_FILE, plugin=PLUGIN_FILE,
+                                        launcher=LAUNCHER_FILE).encode(),
         "solution/solve.sh": SOLVE_SH.format(**fmt, apply=apply_chain("gold")).encode(),
         "solution/gold.patch": row.patch.encode(),
     })

@@ -45,12 +45,13 @@ bug_patch, kind           repogym's own: the broken state is ``base_commit`` + `
 ``eval_script`` runs as root in a **fresh** container of ``image`` or of ``image_name``
 (network off is fine), with the candidate's diff at ``$REPOGYM_PATCH`` (default
 ``/tmp/patch.diff``, where SWE-bench harnesses copy it). It unpacks an embedded bundle
-(prepare script, grader, report plugin, spec, bug patch); in ``image_name`` it first builds
-the broken state (:data:`~repogym.datasets.exports.grading.PREPARE_SCRIPT`; a task image
-already holds it). The grader puts ``/repo`` back to the broken state itself (so a harness
-that already applied the patch in ``/testbed`` changes nothing), applies the diff, grades it
-with repogym's rules and prints ``PASSED``/``FAILED <test>`` lines (from the trusted report
-only) between SWE-bench's ``>>>>> Start/End Test Output`` markers, then
+(prepare script, grader, report plugin, pytest launcher, spec, bug patch); in
+``image_name`` it first builds the broken state
+(:data:`~repogym.datasets.exports.grading.PREPARE_SCRIPT`; a task image already holds it).
+The grader puts ``/repo`` back to the broken state itself (so a harness that already
+applied the patch in ``/testbed`` changes nothing), applies the diff, grades it with
+repogym's rules and prints ``PASSED``/``FAILED <test>`` lines (from the trusted report only)
+between SWE-bench's ``>>>>> Start/End Test Output`` markers, then
 ``REPOGYM_REWARD=1`` or ``=0``; ``reward.txt`` and ``result.json`` go to ``$REPOGYM_OUT``
 (default ``/tmp/repogym-eval``). Exit status 0: graded; 2: bad input (no patch file); 3: the
 environment is broken. The script's last command before its ``End Test Output`` comment line
@@ -85,6 +86,7 @@ from repogym.datasets.exports.grading import (
     ANCHOR,
     GRADER_COMMAND,
     GRADER_FILE,
+    LAUNCHER_FILE,
     PLUGIN_FILE,
     PREPARE_FILE,
     PREPARE_SCRIPT,
@@ -146,7 +148,7 @@ if [ ! -f {anchor}/commit ]; then  # the environment image: build the broken sta
   bash "$work/{prepare}" {base_commit} "$work/bug.patch" || fail "cannot build the broken state"
 fi
 {grader_cmd} "$work/{grader}" --spec "$work/{spec}" --plugin "$work/{plugin}" \\
-  --patch "$patch" --out "$out"
+  --launcher "$work/{launcher}" --patch "$patch" --out "$out"
 status=$?
 [ "$status" -eq 0 ] && [ "$(cat "$out/reward.txt" 2>/dev/null)" = 1 ]
 # {end_marker} was printed by the grader; SWE-bench's harness records the status above
@@ -218,7 +220,7 @@ def eval_script(row: TaskRow, options: ExportOptions, task_image: str = "") -> s
         patch=DEFAULT_PATCH_PATH, result=DEFAULT_RESULT_DIR, payload=payload,
         prepare=PREPARE_FILE, anchor=ANCHOR, base_commit=quoted(row.base_commit),
         grader_cmd=GRADER_COMMAND, grader=GRADER_FILE, spec=SPEC_FILE, plugin=PLUGIN_FILE,
-        end_marker=END_TEST_OUTPUT)
+        launcher=LAUNCHER_FILE, end_marker=END_TEST_OUTPUT)
 
 
 def instance(row: TaskRow, options: ExportOptions, task_image: str = "") -> dict[str, Any]:

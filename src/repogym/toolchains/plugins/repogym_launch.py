@@ -40,15 +40,21 @@ def config_names():
 
 
 def committed(root, names):
-    """Which of ``names`` are committed at HEAD (None: not a git work tree)."""
+    """Which of ``names`` are committed at HEAD.
+
+    Raises:
+        SystemExit: git cannot say (no work tree, no git): the run stops rather than read a
+            configuration file nobody committed.
+    """
     try:
-        res = subprocess.run(["git", "-c", "core.hooksPath=/dev/null", "ls-tree",
-                              "--name-only", "HEAD", "--", *names],
-                             cwd=root, capture_output=True, timeout=60)
-    except (OSError, subprocess.SubprocessError):
-        return None
+        res = subprocess.run(["git", "-c", "core.hooksPath=/dev/null", "-c",
+                              "safe.directory=*", "ls-tree", "--name-only", "HEAD", "--",
+                              *names], cwd=root, capture_output=True, timeout=60)
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise SystemExit(f"repogym: cannot read the committed tree: {exc}") from None
     if res.returncode != 0:
-        return None
+        raise SystemExit("repogym: cannot read the committed tree: "
+                         + res.stderr.decode("utf-8", "replace").strip()[-300:])
     return {line for line in res.stdout.decode("utf-8", "replace").splitlines() if line}
 
 
@@ -68,7 +74,7 @@ def pinned_config(root):
     """The configuration file pytest would read in ``root``, from committed files only."""
     names = config_names()
     present = committed(root, names)
-    files = [name for name in names if (present is None or name in present)
+    files = [name for name in names if name in present
              and os.path.isfile(os.path.join(root, name))]
     for name in files:
         if holds_config(os.path.join(root, name)):
