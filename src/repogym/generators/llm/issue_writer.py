@@ -4,21 +4,22 @@ The model sees the bug's diff (to understand it), what the failing tests observe
 calls they make, what those return now and should return: the offline writer's reading
 of the :class:`~repogym.schemas.calls.StatementEvidence`) and the failing checks' output
 (with the tests' names blanked), and writes the issue a user would file. Its text is thrown
-away for :func:`~repogym.generators.statements.offline_statement` when it quotes a line
-of the patch (:func:`~repogym.generators.statements.leaks`), names a failing test or its
-file, is empty, or when the call fails or the budget is spent.
+away for :func:`~repogym.generators.statements.offline_statement` when it gives the fix
+away (:func:`~repogym.generators.leaks.statement_leaks`: a quoted line of the gold patch, a
+name the fix introduces, an approach sentence), quotes a line of the bug patch, names a
+failing test or its file, is empty, or when the call fails or the budget is spent.
 """
 
 from __future__ import annotations
 
 import logging
 import re
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
+from repogym.generators.leaks import LeakKind, statement_leaks, verbatim_lines
 from repogym.generators.llm.client import LLMClient, Messages
 from repogym.generators.llm.errors import BudgetExceeded, LLMError
-from repogym.generators.statements import (evidence_from_messages, leaks, observations,
-                                           offline_statement)
+from repogym.generators.statements import observations, offline_statement
 from repogym.schemas.calls import StatementEvidence
 from repogym.schemas.records import Candidate
 
@@ -113,18 +114,25 @@ def _unfence(text: str) -> str:
 
 
 def statement_problems(text: str, cand: Candidate, f2p: Sequence[str]) -> list[str]:
-    """Why a statement cannot be used: quoted patch lines, named tests; [] when fine."""
-    problems = [f"quotes the patch: {line!r}"
-                for line in dict.fromkeys(leaks(text, cand.gold_patch) + leaks(text, cand.bug_patch))]
+    """Why a statement cannot be used; [] when fine.
+
+    Each leak of the fix (:func:`~repogym.generators.leaks.statement_leaks`, named by its
+    kind and fragment), each line of the bug patch it quotes (one the gold patch also has is
+    reported once), each failing test or test file it names, and "empty".
+    """
+    found = statement_leaks(text, cand.gold_patch, cand.test_patch)
+    problems = [f"leaks the fix ({leak.kind.value}): {leak.fragment!r}" for leak in found]
+    quoted = {leak.fragment for leak in found if leak.kind is LeakKind.verbatim_line}
+    problems += [f"quotes the bug patch: {line!r}"
+                 for line in verbatim_lines(text, cand.bug_patch) if line not in quoted]
     problems += [f"names a test: {name!r}" for name in names_a_test(text, f2p)]
     if not text.strip():
         problems.append("empty")
     return problems
 
 
-def llm_statement(cand: Candidate, evidence: StatementEvidence | Sequence[str],
-                  client: LLMClient | Mapping[str, str] | None,
-                  *legacy: LLMClient | None) -> tuple[str, float]:
+def llm_statement(cand: Candidate, evidence: StatementEvidence,
+                  client: LLMClient | None) -> tuple[str, float]:
     """An issue-style problem statement for ``cand`` and what writing it cost (USD).
 
     Args:
@@ -136,17 +144,8 @@ def llm_statement(cand: Candidate, evidence: StatementEvidence | Sequence[str],
         The model's statement, or :func:`offline_statement` when there is no model, the
         call fails, the budget is spent or the text leaks; and the cost spent (0.0 when
         cached or offline, the call's cost even when its text was thrown away).
-
-    Transitional: the former call ``llm_statement(cand, f2p, messages, client)`` is still
-    read (as :func:`~repogym.generators.statements.evidence_from_messages`) until every
-    caller passes evidence.
     """
-    if not isinstance(evidence, StatementEvidence):
-        messages = client if isinstance(client, Mapping) else {}
-        evidence, client = evidence_from_messages(evidence, messages), (legacy[0] if legacy
-                                                                         else None)
-    model = None if isinstance(client, Mapping) else client
-    return _written(cand, evidence, model)
+    return _written(cand, evidence, client)
 
 
 def _written(cand: Candidate, evidence: StatementEvidence,

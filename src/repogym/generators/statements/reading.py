@@ -1,0 +1,97 @@
+"""Reading the evidence for one test: the best of traces, messages and sources.
+
+:func:`observe` takes the call traces first (:mod:`~.traces`); without them, the failure
+message (:mod:`~.messages`), whose comparison is turned the right way round by a traced
+call's result or the test's source (:mod:`~.sources`) -- or, when nothing tells, kept
+as two values without a direction. A behaviour is then grouped under the function its
+call names.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from repogym.generators.statements.messages import read_message
+from repogym.generators.statements.observed import Comparison, Observed
+from repogym.generators.statements.sources import source_call, source_side
+from repogym.generators.statements.traces import from_record, traced, traced_call, traced_side
+from repogym.generators.statements.values import display
+from repogym.schemas.calls import StatementEvidence
+
+
+def observe(test: str, ev: StatementEvidence) -> Observed | None:
+    """The broken behaviour ``test`` shows, from the best evidence (see the module doc)."""
+    found = traced(test, ev) or _from_message(test, ev)
+    if found is not None and found.function is None and found.call and \
+            not found.call.startswith("<"):
+        found = replace(found, function=_callee(found.call))
+    return found
+
+
+def read_all(evidence: StatementEvidence) -> tuple[list[Observed], list[str]]:
+    """Each F2P test's behaviour, and the tests nothing could be read from."""
+    observed: list[Observed] = []
+    unread: list[str] = []
+    for test in evidence.fail_to_pass:
+        found = observe(test, evidence)
+        if found is not None and found.says_something:
+            observed.append(found)
+        else:
+            unread.append(test)
+    return observed, unread
+
+
+def _oriented(comparison: Comparison, test: str, ev: StatementEvidence) -> Observed:
+    """The comparison as a behaviour: what the code gives and what it should, or, when no
+    evidence tells the sides apart, both values without a direction."""
+    index, call = comparison.computed, comparison.call
+    if index is None:
+        index, call = traced_side(comparison, test, ev)
+    if index is None:
+        index, call = source_side(comparison, test, ev.test_sources)
+    a, b = (display(s) for s in comparison.sides)
+    if index is None:
+        return Observed(compared=(a, b), op=comparison.op, call=display(call) if call else None)
+    got, other = (a, b) if index == 0 else (b, a)
+    call = display(call) if call else None
+    if comparison.op in ("==", "is"):
+        return Observed(call=call, returns=got, should_return=other)
+    if comparison.op == "in" and index == 1:
+        return Observed(call=call, returns=got, member=other)
+    return Observed(call=call, compared=(a, b), op=comparison.op)  # <, not in...: no "should"
+
+
+def _from_message(test: str, ev: StatementEvidence) -> Observed | None:
+    """The behaviour the failure message shows, with the call that made it when known."""
+    read = read_message(ev.messages.get(test, ""))
+    if read is None:
+        return Observed(hangs=True) if test in ev.hung else None
+    observed = _oriented(read, test, ev) if isinstance(read, Comparison) else read
+    record = traced_call(test, ev)
+    if observed.call is None and record is not None:
+        observed = replace(observed, call=from_record(record).call,
+                           function=record.function.split(".<locals>.")[0])
+    elif observed.call is None:
+        observed = replace(observed, call=_checked_call(observed, test, ev))
+    if test in ev.hung:
+        observed = replace(observed, hangs=True, raises=None)
+    return observed
+
+
+def _checked_call(observed: Observed, test: str, ev: StatementEvidence) -> str | None:
+    """The call a truth or raising check of the test's source makes."""
+    if observed.truthy is not None or observed.should_return == "None":
+        return source_call(test, ev.test_sources, "truth")
+    if observed.should_raise or observed.note and "pattern" in observed.note:
+        return source_call(test, ev.test_sources, "raises")
+    return None
+
+
+def _callee(call: str) -> str:
+    """``pkg.Rect(1, 2).scaled(3)`` -> ``scaled``: the name a call text is grouped by."""
+    text = call.split("`")[0]
+    head = re.sub(r"\([^()]*\)", "", text)
+    while "(" in head:
+        head = re.sub(r"\([^()]*\)", "", head)
+    return head.rstrip(".").rsplit(".", 1)[-1] or call

@@ -1,0 +1,68 @@
+"""Values as a statement may show them: no object address, no name only the tests know.
+
+Messages and traced calls show values as reprs. Before a statement quotes one,
+:func:`scrub` takes out object addresses and the names of the tests' own objects,
+:func:`display` also shortens it to :data:`MAX_VALUE` characters, and :func:`same_value`
+tells whether two reprs are the same value (as literals when they parse, else as text).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+MAX_VALUE = 120  # characters of a value shown
+
+OBJECT = re.compile(r"<([\w.]+) object at 0x[0-9a-fA-F]+>")
+"""A default object repr, ``<pkg.X object at 0x..>`` (group 1: the class's dotted name)."""
+_FUNCTION = re.compile(r"<(?:function|bound method|built-in method) ([\w.<>]+)(?: of <[^<>]*>)?"
+                       r"(?: at 0x[0-9a-fA-F]+)?>")
+# ``at 0x..`` (default reprs), ``id='..'`` (mocks), a bare 64-bit heap pointer; a hex *value*
+# such as ``'0xff'`` stays
+_ADDRESS = re.compile(r"\s*\bat 0x[0-9a-fA-F]+| id='\d+'|\b0x(?:7f|55|56)[0-9a-fA-F]{10}\b")
+
+
+def scrub(text: str) -> str:
+    """``text`` without object addresses, and without the names of the tests' own objects:
+    ``<pkg.X object at 0x..>`` -> ``<X object>``, a lambda or a test's local function ->
+    ``<function>``, a test module's object -> ``<object>``."""
+    text = OBJECT.sub(_object_text, text)
+    text = _FUNCTION.sub(_function_text, text)
+    return _ADDRESS.sub("", text)
+
+
+def _object_text(match: re.Match[str]) -> str:
+    module, _, name = match.group(1).rpartition(".")
+    return "<object>" if is_test_module(module) else f"<{name} object>"
+
+
+def _function_text(match: re.Match[str]) -> str:
+    """A closure a project function returns reads as ``outer(...)``; any other function
+    as ``<function>`` (a message cannot tell the project's from the tests' own)."""
+    name = match.group(1).strip()
+    outer, local, _ = name.partition(".<locals>.")
+    if local and "<" not in outer and not outer.split(".")[-1].startswith("test"):
+        return f"{outer}(...)"
+    return "<function>"
+
+
+def is_test_module(module: str) -> bool:
+    """A dotted module name of the tests (``tests.x``, ``test_x``, ``x_test``, ``conftest``)."""
+    parts = module.split(".")
+    return any(p.startswith("test_") or p.endswith("_test") or p in ("tests", "test", "conftest")
+               for p in parts if p)
+
+
+def display(value: str) -> str:
+    """``value`` scrubbed and cut to :data:`MAX_VALUE` characters (ending in ``…``)."""
+    value = scrub(value)
+    return value if len(value) <= MAX_VALUE else value[:MAX_VALUE - 1] + "…"
+
+
+def same_value(a: str, b: str) -> bool:
+    """Two reprs of the same value: equal as literals, or (when not literals) as text."""
+    a, b = scrub(a), scrub(b)
+    try:
+        return bool(ast.literal_eval(a) == ast.literal_eval(b))
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return a.strip() == b.strip()
