@@ -20,7 +20,9 @@ class Settings(BaseSettings):
     base_image: str = DEFAULT_BASE_IMAGE
     baseline_runs: int = Field(3, ge=1)
     oracle_runs: int = Field(3, ge=1)
-    probes: int = Field(2, ge=0)  # reward hacks tried on every accepted task
+    # 0: no reward hacks tried; otherwise the whole probe set runs once per env image (and
+    # verifier version), and each task is checked only for what differs per task
+    probes: int = Field(2, ge=0)
     workers: int = Field(1, ge=1)  # sandboxes judging one repo's candidates in parallel
     warm_runner: bool = True  # judge's test runs in a warm forking process (docker)
     max_candidates: int = Field(20, ge=0)

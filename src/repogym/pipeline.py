@@ -27,6 +27,7 @@ from repogym.generators.leaks import statement_leaks
 from repogym.generators.statements import evidence_from_messages, with_observations
 from repogym.generators.synthetic import synthetic_candidates
 from repogym.judges.judge import Judge, JudgeSettings
+from repogym.judges.probe_sets import ProbeSets
 from repogym.judges.llm_judge import llm_judge
 from repogym.judges.unsolvable import unstated_names
 from repogym.limits import policy_for
@@ -303,10 +304,13 @@ def judge_all(provider: SandboxProvider, env: EnvImage, prepared: Prepared, base
     done = [0]
     lock = threading.Lock()
 
+    probe_sets = ProbeSets(settings.cache_dir / "probes")
+
     def work(chunk: Sequence[tuple[int, Candidate]]) -> list[tuple[int, Judged]]:
         out = []
         with provider.open(env, limits_for(settings)) as sandbox:
-            judge = Judge(sandbox, prepared.toolchain, baseline, jset, coverage)
+            judge = Judge(sandbox, prepared.toolchain, baseline, jset, coverage,
+                          probe_sets=probe_sets, image=env.ref)
             for i, cand in chunk:
                 judgement = judge.judge(cand)
                 out.append((i, judged_with_statement(cand, judgement.verdict, env.ref, client,

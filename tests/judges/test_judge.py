@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from repogym.baseline import record_baseline
-from repogym.generators.diffs import reverse_diff, unified_diff
+from repogym.generators.diffs import new_file_diff, reverse_diff, unified_diff
 from repogym.judges.judge import Judge, JudgeSettings
 from repogym.schemas.records import Candidate, CandidateKind, Status
 from tests.conftest import (PROVIDER_PARAMS, TINY_PROJECT, build_tiny_env, commit_files,
@@ -188,6 +188,14 @@ def test_candidate_from_a_commit_the_env_lacks_is_infra(world):
     assert world.judge(cand).verdict.status is Status.infra_error
 
 
+def fresh_judge(world, **kw):
+    """A judge on the world's sandbox with probe sets of its own (in memory, or a folder)."""
+    from repogym.judges.probe_sets import ProbeSets
+
+    return Judge(world.sandbox, world.toolchain, world.baseline, world.settings,
+                 probe_sets=ProbeSets(kw.pop("folder", None)), image=kw.pop("image", "img"))
+
+
 def test_accepted_task_that_a_probe_games_goes_to_review(world, monkeypatch):
     from repogym.judges import probes
 
@@ -197,16 +205,59 @@ def test_accepted_task_that_a_probe_games_goes_to_review(world, monkeypatch):
 
     cand = bug(OPS.replace("return a + b", "return a - b"))
     CHEAT["gold"] = cand.gold_patch
-    monkeypatch.setitem(probes.PROBES._items, "cheat", Cheat)
-    monkeypatch.setattr("repogym.judges.judge.sample_probes", lambda iid, k: ["cheat"])
-    j = world.judge(cand)
+    monkeypatch.setattr(probes.PROBES, "_items", {"cheat": Cheat,  # a small set: fast
+                                                  "skip_tests": probes.PROBES.get("skip_tests")})
+    judge = fresh_judge(world)
+    j = judge.judge(cand)
     assert (j.verdict.status, j.verdict.reason) == (Status.review, "probe:cheat")
+    # the probe set is the image's: another task of it is flagged without probing again
+    other = judge.judge(bug(OPS.replace("return a + b", "return a * b")))
+    assert (other.verdict.status, other.verdict.reason) == (Status.review, "probe:cheat")
+    assert cand.instance_id in other.verdict.detail
 
 
-def test_accepted_task_records_the_probes_it_withstood(world):
-    j = world.judge(bug(OPS.replace("return a + b", "return a - b")))
-    assert j.verdict.status is Status.accept
-    assert len(j.verdict.evidence["probes_passed"].split(",")) == 2
+def test_the_probe_set_runs_once_per_image_and_verifier(world, monkeypatch, tmp_path):
+    from repogym.judges import judge as judge_module
+    from repogym.judges import probes
+
+    monkeypatch.setattr(probes.PROBES, "_items", {  # three of them, to keep this fast
+        name: probes.PROBES.get(name) for name in ("skip_tests", "exit_early", "runner_noop")})
+
+    graded: list[str] = []
+    real = judge_module.grade_in
+    monkeypatch.setattr(judge_module, "grade_in",
+                        lambda sb, tc, spec, patch, **kw: graded.append(spec.instance_id)
+                        or real(sb, tc, spec, patch, **kw))
+    first, second = (bug(OPS.replace("return a + b", f"return a {op} b")) for op in "-*")
+    j1 = fresh_judge(world, folder=tmp_path).judge(first)
+    probed = len(graded)
+    assert j1.verdict.status is Status.accept and probed == 3
+    assert j1.verdict.evidence["probes_passed"] == f"{probed} probes on {first.instance_id}"
+    j2 = fresh_judge(world, folder=tmp_path).judge(second)  # a later run: read from the folder
+    assert j2.verdict.status is Status.accept and len(graded) == probed
+    assert j2.verdict.evidence["probes_passed"] == j1.verdict.evidence["probes_passed"]
+    monkeypatch.setattr(judge_module, "verifier_version", lambda: "changed")
+    monkeypatch.setattr("repogym.judges.probe_sets.verifier_version", lambda: "changed")
+    fresh_judge(world, folder=tmp_path).judge(second)  # a new verifier probes again
+    assert len(graded) == 2 * probed
+    fresh_judge(world, folder=tmp_path, image="other").judge(second)  # ... another image too
+    assert len(graded) == 3 * probed
+
+
+def test_a_fix_that_grading_would_throw_away_is_rejected(world, monkeypatch):
+    cand = bug(OPS.replace("return a + b", "return a - b"))
+    monkeypatch.setattr(type(world.toolchain), "is_protected",
+                        lambda self, path, added=False: path == "tinycalc/ops.py")
+    j = world.judge(cand)
+    assert (j.verdict.status, j.verdict.reason) == (Status.reject, "gold_discarded")
+
+
+def test_a_fix_that_also_touches_a_protected_file_is_kept_when_it_still_scores(world):
+    cand = bug(OPS.replace("return a + b", "return a - b"))
+    cand = cand.model_copy(update={
+        "gold_patch": cand.gold_patch + new_file_diff("tox.ini", "[tox]\nenvlist = py\n")})
+    j = world.judge(cand)
+    assert j.verdict.status is Status.accept, j.verdict
 
 
 CHEAT: dict[str, str] = {}
@@ -216,7 +267,8 @@ def with_coverage(world, files, import_lines=None):
     from repogym.schemas.records import CoverageMap
 
     cov = CoverageMap(files=files, import_lines=import_lines or {})
-    return Judge(world.sandbox, world.toolchain, world.baseline, world.settings, cov)
+    return Judge(world.sandbox, world.toolchain, world.baseline, world.settings, cov,
+                 probe_sets=world.probe_sets)  # the world's image: probed once
 
 
 def test_coverage_selects_only_tests_running_the_changed_lines(world):

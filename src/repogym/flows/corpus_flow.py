@@ -68,6 +68,7 @@ from repogym.errors import (ImageBuildError, InfraError, InstallError, RepogymEr
                             SourceError)
 from repogym.flows.repo_flow import one_line, prefect_stage
 from repogym.judges.judge import Judge
+from repogym.judges.probe_sets import ProbeSets
 from repogym.generators.mined import MiningResult
 from repogym.pipeline import (Hooks, JudgeFn, Prepared, RunSummary, StageRunner, baseline_in,
                               judge_settings,
@@ -382,7 +383,9 @@ def judge_candidate(job: CandidateJob) -> Judged:
     jset = judge_settings(settings)
     try:
         with provider_for(settings).open(job.env, limits_for(settings)) as sandbox:
-            judgement = Judge(sandbox, toolchain, job.baseline, jset, job.coverage).judge(cand)
+            judgement = Judge(sandbox, toolchain, job.baseline, jset, job.coverage,
+                              probe_sets=ProbeSets(settings.cache_dir / "probes"),
+                              image=job.env.ref).judge(cand)
             verdict, evidence = judgement.verdict, judgement.evidence
     except InfraError as exc:
         verdict = Verdict(instance_id=cand.instance_id, status=Status.infra_error,

@@ -38,10 +38,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from repogym.datasets.verify import GradingSpec, grade_in
+from repogym.datasets.verify import GradingSpec, Result, grade_in
 from repogym.errors import InfraError
-from repogym.generators.diffs import changed_lines, reverse_diff
-from repogym.judges.probes import context_in, probe_patches, sample_probes
+from repogym.generators.diffs import changed_lines, patch_paths, reverse_diff
+from repogym.judges.probe_sets import ProbeSet, ProbeSets, verifier_version
+from repogym.judges.probes import context_in, probe_patches
 from repogym.limits import TimePolicy, policy_for
 from repogym.sandboxes.base import Sandbox
 from repogym.schemas.calls import StatementEvidence
@@ -59,7 +60,7 @@ SANITY_TESTS = 5  # clean-state tests run to tell a broken sandbox from a blunt 
 class JudgeSettings:
     oracle_runs: int = 3
     timeout: float = 600.0  # the most a run may take (its own limit comes from the baseline)
-    probes: int = 2  # reward hacks tried on every accepted task (0: none)
+    probes: int = 2  # 0: no reward hacks tried; else the whole set once per env image
     warm: bool = True  # no-op and oracle runs through the toolchain's warm runner, if any
     per_test_timeout: float = 60.0  # the most one test may take
 
@@ -92,6 +93,8 @@ class Judge:
     baseline: Baseline
     settings: JudgeSettings = field(default_factory=JudgeSettings)
     coverage: CoverageMap | None = None  # per-test coverage at the baseline's commit
+    probe_sets: ProbeSets = field(default_factory=ProbeSets)  # shared by an image's judges
+    image: str = ""  # the environment image the sandbox runs (names its probe set)
     runner: TestRunner = field(init=False)
     _clean_status: tuple[bool, str] | None = field(default=None, init=False)
     _bug_exact: bool = field(default=False, init=False)  # the last bug patch needed no fuzz
@@ -184,31 +187,48 @@ class Judge:
         return out
 
     def _probe(self, cand: Candidate, verdict: Verdict) -> Verdict:
-        """Try a sample of reward hacks through the grading path; one that scores sends the
-        task to review (its tests can be gamed), with the probe named."""
+        """The reward hacks (:mod:`repogym.judges.probe_sets`): the image's whole probe set,
+        run once on its first accepted task; one that scores sends the task to review (its
+        tests can be gamed that way), with the probe named. Per task, only what differs per
+        task: a gold patch that changes a file grading protects must still score 1 when
+        graded (else the task cannot be solved as graded: rejected)."""
         if self.settings.probes <= 0:
             return verdict
-        spec = GradingSpec(instance_id=cand.instance_id, image="", base_commit=cand.base_commit,
-                           bug_patch=cand.bug_patch, test_patch=cand.test_patch,
-                           FAIL_TO_PASS=verdict.fail_to_pass, PASS_TO_PASS=verdict.pass_to_pass,
-                           time_limits=verdict.time_limits,
+        spec = GradingSpec(instance_id=cand.instance_id, image=self.image,
+                           base_commit=cand.base_commit, bug_patch=cand.bug_patch,
+                           test_patch=cand.test_patch, FAIL_TO_PASS=verdict.fail_to_pass,
+                           PASS_TO_PASS=verdict.pass_to_pass, time_limits=verdict.time_limits,
                            runner_changes=verdict.runner_changes,
                            protected_files=verdict.protected_files)
+        guarded = sorted(p for p in patch_paths(cand.gold_patch)
+                         if p in spec.protected_files or self.toolchain.is_protected(p))
+        if guarded and self._grade(spec, cand.gold_patch).reward < 1:
+            raise _Reject(Status.reject, "gold_discarded",
+                          f"the fix changes {guarded[0]}, which grading restores: graded, "
+                          "the gold patch does not score 1")
+        probes = self.probe_sets.get_or_run(self.image or f"sandbox-{id(self.sandbox)}",
+                                            lambda: self._probe_set(cand, spec))
+        if scoring := probes.scoring():
+            return verdict.model_copy(update={
+                "status": Status.review, "reason": f"probe:{scoring[0]}",
+                "detail": f"on this environment the reward hack {scoring[0]!r} scores "
+                          f"{probes.scores[scoring[0]]} (probed on {probes.task})"})
+        evidence = {**verdict.evidence,
+                    "probes_passed": f"{len(probes.scores)} probes on {probes.task}"}
+        return verdict.model_copy(update={"evidence": evidence})
+
+    def _probe_set(self, cand: Candidate, spec: GradingSpec) -> ProbeSet:
+        """Every probe that applies to this task, graded as trainers grade."""
         sources = cand.files or tuple(changed_lines(cand.gold_patch))
         ctx = context_in(self.sandbox, spec, sources)
-        tried = []
-        for name, patch in probe_patches(ctx, sample_probes(cand.instance_id,
-                                                            self.settings.probes)).items():
-            result = grade_in(self.sandbox, self.toolchain, spec, patch,
-                              timeout=self.settings.timeout, early_stop=True,
-                              policy=self.settings.policy)
-            tried.append(name)
-            if result.reward > 0:
-                return verdict.model_copy(update={
-                    "status": Status.review, "reason": f"probe:{name}",
-                    "detail": f"the reward hack {name!r} scores {result.reward}"})
-        evidence = {**verdict.evidence, "probes_passed": ",".join(tried)}
-        return verdict.model_copy(update={"evidence": evidence})
+        scores = {name: self._grade(spec, patch).reward
+                  for name, patch in probe_patches(ctx).items()}
+        return ProbeSet(image=spec.image, verifier=verifier_version(), task=cand.instance_id,
+                        scores=scores)
+
+    def _grade(self, spec: GradingSpec, patch: str) -> Result:
+        return grade_in(self.sandbox, self.toolchain, spec, patch, timeout=self.settings.timeout,
+                        early_stop=True, policy=self.settings.policy)
 
     def selection(self, cand: Candidate) -> set[str]:
         """The stable passing tests that execute the bug's lines (coverage-guided); all of

@@ -1,0 +1,113 @@
+"""The probe set, once per environment image and verifier version.
+
+A probe tests the verifier against a repository's test setup -- its runner, its plugins,
+its configuration, the grading rules -- not against one bug: a conftest that forces passes
+is discarded, or the runner's integrity check catches a patched pytest, the same way for
+every task of an image. So the whole probe set (:data:`~repogym.judges.probes.PROBES`)
+runs once per (environment image, :func:`verifier_version`), on the first accepted task of
+that image, and again when either changes. Each task then gets only what can differ per
+task: its gold patch must change no file grading protects (else the fix itself would be
+thrown away when graded), and the image's probe set must have scored nothing.
+
+:class:`ProbeSets` keeps the results: in memory, and in a folder when given (one JSON file
+per image and verifier version), so later runs of the pipeline reuse them.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import logging
+import re
+import threading
+import time
+from importlib import resources
+from pathlib import Path
+from typing import Callable
+
+from pydantic import Field
+
+from repogym.schemas.records import Record
+
+log = logging.getLogger(__name__)
+
+# what decides how a patch is graded: a change to any of these runs the probe sets again
+VERIFIER_SOURCES = (
+    ("repogym.datasets", "verify.py"), ("repogym.judges", "probes.py"),
+    ("repogym.toolchains", "python.py"), ("repogym.toolchains", "pytest_report.py"),
+    ("repogym.toolchains", "resume.py"), ("repogym.toolchains.plugins", "repogym_report.py"),
+    ("repogym.toolchains.plugins", "repogym_launch.py"),
+)
+
+
+@functools.cache
+def verifier_version() -> str:
+    """A digest of the grading code (:data:`VERIFIER_SOURCES`)."""
+    h = hashlib.sha256()
+    for package, name in VERIFIER_SOURCES:
+        h.update(resources.files(package).joinpath(name).read_bytes())
+    return h.hexdigest()[:16]
+
+
+class ProbeSet(Record):
+    """What the whole probe set scored on one image's task (probe -> reward)."""
+
+    image: str
+    verifier: str
+    task: str  # the instance it ran on
+    scores: dict[str, float] = Field(default_factory=dict)  # the probes that applied
+    seconds: float = 0.0
+
+    def scoring(self) -> list[str]:
+        """The probes that scored more than 0: the image's tests can be gamed that way."""
+        return sorted(name for name, reward in self.scores.items() if reward > 0)
+
+
+class ProbeSets:
+    """Probe sets by image (of the current verifier version), found or run once each.
+
+    Thread-safe: judges of one repository share it, and the first one to need an image's
+    set runs it while the others wait for the result.
+    """
+
+    def __init__(self, folder: Path | None = None) -> None:
+        self.folder = folder
+        self._known: dict[str, ProbeSet] = {}
+        self._lock = threading.Lock()
+
+    def get_or_run(self, image: str, run: Callable[[], ProbeSet]) -> ProbeSet:
+        """The image's probe set; ``run()`` makes it when none is known."""
+        with self._lock:
+            known = self._known.get(image) or self._load(image)
+            if known is None:
+                start = time.monotonic()
+                known = run().model_copy(update={"seconds": round(time.monotonic() - start, 3)})
+                self._save(known)
+                log.info("probe set for %s: %d probes in %.1fs, scoring: %s", image,
+                         len(known.scores), known.seconds, known.scoring() or "none")
+            self._known[image] = known
+            return known
+
+    def _path(self, image: str) -> Path | None:
+        if self.folder is None:
+            return None
+        return self.folder / f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', image)}-{verifier_version()}.json"
+
+    def _load(self, image: str) -> ProbeSet | None:
+        path = self._path(image)
+        if path is None or not path.is_file():
+            return None
+        try:
+            found = ProbeSet.model_validate_json(path.read_text())
+        except ValueError:
+            return None
+        return found if found.image == image and found.verifier == verifier_version() else None
+
+    def _save(self, probe_set: ProbeSet) -> None:
+        path = self._path(probe_set.image)
+        if path is None:
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{threading.get_ident()}.tmp")
+        tmp.write_text(probe_set.model_dump_json(indent=2))
+        tmp.replace(path)
