@@ -74,7 +74,7 @@ def record_baseline(sandbox: Sandbox, toolchain: Toolchain, *, repo: str, commit
 def set_aside(run: TestRun) -> dict[str, str]:
     """Tests to keep out of every task, with why: those a run died in, and those that ran
     past their time limit (each costs its limit in every run it is in)."""
-    return {nodeid: f"set aside: {res.message.splitlines()[0] if res.message else 'it ended the run'}"[:300]
+    return {nodeid: (res.message.splitlines()[0] if res.message else "it ended the run")[:300]
             for nodeid, res in run.results.items() if nodeid in run.culprits or res.timed_out}
 
 

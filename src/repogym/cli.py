@@ -170,12 +170,17 @@ def _progress() -> Progress:
                     console=console, transient=False)
 
 
+SHOWN_SET_ASIDE = 10
+
+
 def _print_summary(summary, settings: Settings) -> None:  # type: ignore[no-untyped-def]
     table = Table(title=f"{summary.repo} @ {summary.commit[:12]}", show_header=False)
     table.add_row("image", summary.image)
     table.add_row("baseline", f"{summary.baseline_passing}/{summary.baseline_tests} passing, "
-                  f"{summary.baseline_flaky} flaky, {summary.baseline_misbehaving} with side "
-                  "effects (kept out of tasks)")
+                  f"{summary.baseline_flaky} flaky, {summary.baseline_misbehaving} set aside "
+                  "(side effects, hangs, killed runs: kept out of tasks)")
+    for test, why in list(summary.set_aside.items())[:SHOWN_SET_ASIDE]:
+        table.add_row("  set aside", f"{test}: {why}")
     table.add_row("candidates", f"{summary.candidates} ({summary.skipped_seen} seen before)")
     table.add_row("accepted", f"{summary.accepted}  (yield {summary.yield_rate:.0%})")
     for gen, row in summary.per_generator.items():

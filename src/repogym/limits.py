@@ -61,8 +61,11 @@ class TimePolicy:
                            startup=base.startup)
 
     def unknown(self) -> TimeLimits:
-        """Before anything was measured (the baseline's own runs): the ceilings."""
-        return TimeLimits(default=self.ceiling, run=self.run_ceiling, grace=self.grace)
+        """Before anything was measured (the baseline's first run): the run's ceiling, and
+        for a test the per-test ceiling, at most a quarter of the run's (a test that hangs
+        must leave the rest of the suite time to run)."""
+        return TimeLimits(default=min(self.ceiling, self.run_ceiling / 4), run=self.run_ceiling,
+                          grace=self.grace)
 
 
 def policy_for(test_timeout: float, per_test_timeout: float) -> TimePolicy:

@@ -82,7 +82,8 @@ class RunSummary:
     baseline_tests: int = 0
     baseline_passing: int = 0
     baseline_flaky: int = 0
-    baseline_misbehaving: int = 0  # passing tests kept out of tasks for their side effects
+    baseline_misbehaving: int = 0  # tests kept out of tasks (side effects, hangs, killed runs)
+    set_aside: dict[str, str] = field(default_factory=dict)  # those tests -> why
     stage_seconds: dict[str, float] = field(default_factory=dict)
     seconds: float = 0.0
     error: str | None = None
@@ -467,6 +468,7 @@ def record_baseline_stats(summary: RunSummary, base: Baseline) -> None:
     summary.baseline_passing = len(base.passing)
     summary.baseline_flaky = len(base.flaky)
     summary.baseline_misbehaving = len(base.misbehaving)
+    summary.set_aside = dict(base.misbehaving)
 
 
 class _Timer:

@@ -198,6 +198,28 @@ def hostile_files() -> dict[str, str]:
     return files
 
 
+# one file of hostile tests among good ones (tinycalc's): each does one of these
+SUITE_TESTS = {
+    "test_fork_bomb": "case_forkbomb()",
+    "test_memory_hog": "case_memhog()",
+    "test_disk_filler": "case_diskfill()",
+    "test_sleeps_ignoring_sigterm": "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+                                    "    case_sleep()",
+    "test_connects_out": "case_network()",
+}
+
+
+def hostile_suite_files(host: str, port: int) -> dict[str, str]:
+    """tinycalc's package and tests, plus ``tests/test_hostile.py`` with every test of
+    :data:`SUITE_TESTS` (``hostile.txt`` names the listener the network test tries)."""
+    files = hostile_files()
+    body = files["tests/test_hostile.py"].split("\ndef test_hostile():")[0]
+    files["tests/test_hostile.py"] = body + "".join(
+        f"\n\ndef {name}():\n    {call}\n" for name, call in SUITE_TESTS.items())
+    files["hostile.txt"] = f"network {host} {port}\n"
+    return files
+
+
 def make_hostile_repo(root: Path, cases: dict[str, Case]) -> dict[str, str]:
     """``root`` with ``main`` (benign) and one branch per case; case name -> commit sha."""
     from tests.conftest import commit_files

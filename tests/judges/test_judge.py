@@ -305,3 +305,33 @@ def test_gold_that_is_not_the_exact_reverse_is_rerun(world):
     j = world.judge(bug(broken, gold=other_fix))
     assert j.verdict.status is Status.accept
     assert j.verdict.evidence["oracle"] == "reran x2"
+
+
+def test_mined_fix_runs_broken_only_the_tests_that_can_change(world):
+    """With coverage, the broken state runs the test patch's files and the tests that run
+    the files the fix changes; every other test is judged from the gold runs (P2P)."""
+    gold = unified_diff("tinycalc/ops.py", OLD_PROJECT["tinycalc/ops.py"], OPS)
+    new_test = new_file_diff("tests/test_first.py", "from tinycalc.ops import first_n\n\n\n"
+                             "def test_first_two():\n    assert first_n([1, 2, 3], 2) == [1, 2]\n")
+    cand = Candidate(kind=CandidateKind.mined, repo="tinycalc", base_commit=COMMIT["parent"],
+                     bug_patch="", gold_patch=gold, test_patch=new_test, generator="mined")
+    judge = with_coverage(world, {"tinycalc/ops.py": {2: ("tests/test_ops.py::test_add",)}})
+    j = judge.judge(cand)
+    assert j.verdict.status is Status.accept, j.verdict
+    assert set(j.broken_run.results) == {"tests/test_ops.py::test_add",
+                                         "tests/test_first.py::test_first_two"}
+    assert j.verdict.fail_to_pass == ("tests/test_first.py::test_first_two",)
+    assert {"tests/test_ops.py::test_clamp_low", "tests/test_ops.py::test_add"} <= set(
+        j.verdict.pass_to_pass)
+
+
+def test_a_narrow_broken_run_without_f2p_is_redone_on_the_whole_suite(world):
+    """Coverage can miss what a fix changes: when the narrow broken run finds no failing
+    test, the whole suite decides, so the verdict is the one a whole-suite judge gives."""
+    judge = with_coverage(world, {"tinycalc/ops.py": {2: ("tests/test_ops.py::test_add",)}})
+    cand = bug(OPS.replace("[:n]", "[:n + 1]")).model_copy(update={  # a test patch: judged
+        "test_patch": new_file_diff("tests/test_more.py", "def test_more():\n    pass\n")})
+    j = judge.judge(cand)
+    assert j.verdict.status is Status.accept, j.verdict
+    assert j.verdict.fail_to_pass == ("tests/test_ops.py::test_first_n",)
+    assert "tests/test_ops.py::test_clamp_low" in j.broken_run.results  # the whole suite ran

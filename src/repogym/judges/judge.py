@@ -46,8 +46,8 @@ from repogym.judges.probes import context_in, probe_patches
 from repogym.limits import TimePolicy, policy_for
 from repogym.sandboxes.base import Sandbox
 from repogym.schemas.calls import StatementEvidence
-from repogym.schemas.records import (Baseline, Candidate, CoverageMap, Status, TestRun,
-                                     TimeLimits, Verdict)
+from repogym.schemas.records import (Baseline, Candidate, CoverageMap, Outcome, Status,
+                                     TestRun, TimeLimits, Verdict)
 from repogym.toolchains.base import TestRunner, Toolchain
 from repogym.toolchains.resume import run_to_end
 
@@ -254,27 +254,64 @@ class Judge:
         return bool(cand.test_patch.strip()) or cand.base_commit != self.baseline.commit
 
     def _judge_differential(self, cand: Candidate) -> tuple[TestRun, list[str], list[str]]:
-        """Whole suite in the broken state once and in the gold state K times.
+        """The broken state once, the gold state ``oracle_runs`` times.
 
         F2P: fail (or are missing) when broken, pass in every gold run. P2P: pass in both.
         A test that disagrees between gold runs is flaky, and one with side effects in any
         run misbehaves (see ``TestResult.side_effects``): such tests are in neither list.
+
+        Speed: the broken run runs only the tests that can fail there and pass with the
+        fix -- those of the test patch's files and those executing a file the fix changes
+        (the baseline's per-test coverage, by file) -- when coverage says which they are;
+        the other tests run in the first gold run (for P2P) and their broken outcome is
+        theirs in the gold state, as they run none of the changed code. Later gold runs
+        rerun only the tests that ran broken; the rest count as stable when the baseline
+        found them so. A narrow broken run that finds no F2P test is done again on the
+        whole suite before the candidate is rejected, so the verdict is the whole suite's.
         """
-        broken = self._broken_run(cand, None)
-        golds = [self._run_state(cand, with_gold=True, select=None)
-                 for _ in range(self.settings.oracle_runs)]
+        scope = self._mined_scope(cand)
+        try:
+            return self._differential(cand, scope)
+        except _Reject as r:
+            if scope is None or r.reason != "no_op":
+                raise
+            return self._differential(cand, None)
+
+    def _mined_scope(self, cand: Candidate) -> set[str] | None:
+        """Test ids and test files that can change outcome with the fix (None: all)."""
+        if self.coverage is None:
+            return None
+        touching = self.coverage.tests_in_files(patch_paths(cand.gold_patch))
+        if touching is None:
+            return None
+        return touching | set(changed_lines(cand.test_patch))
+
+    def _differential(self, cand: Candidate,
+                      scope: set[str] | None) -> tuple[TestRun, list[str], list[str]]:
+        broken = self._broken_run(cand, scope)
+        gold = self._run_state(cand, with_gold=True, select=None)
+
+        def in_scope(test: str) -> bool:
+            return scope is None or test in scope or test.split("::")[0] in scope
+
+        rerun = {t for t in gold.passing() if in_scope(t)}
+        golds = [gold] + [self._run_state(cand, with_gold=True, select=rerun)
+                          for _ in range(self.settings.oracle_runs - 1)]
         odd = {**broken.misbehaving()}
-        for gold in golds:
-            odd.update(gold.misbehaving())
-        always = set.intersection(*(g.passing() for g in golds))
-        f2p = not_passing(broken, always - set(odd))
+        for run in golds:
+            odd.update(run.misbehaving())
+        unsure = set(self.baseline.flaky) | set(self.baseline.misbehaving)
+        always = {t for t in gold.passing() if t not in odd and (
+            all(run.outcome(t) is Outcome.passed for run in golds[1:]) if t in rerun
+            else t not in unsure)}
+        f2p = sorted(t for t in always if in_scope(t) and not _passed(broken, t))
         if not f2p:
-            if bad := not_passing(broken, always & set(odd)):
+            if bad := not_passing(broken, {t for t in gold.passing() if t in odd and in_scope(t)}):
                 raise _Reject(Status.reject, "misbehaving_test",
                               f"the tests the fix makes pass have side effects: {bad[0]}: "
                               f"{odd[bad[0]]}")
             raise _Reject(Status.reject, "no_op", "no test fails before the fix and passes after")
-        return broken, f2p, sorted((always & broken.passing()) - set(odd))
+        return broken, f2p, sorted(t for t in always if not in_scope(t) or _passed(broken, t))
 
     def limits(self, tests: Sequence[str] | set[str] | None) -> TimeLimits:
         """The time limits of a run of ``tests`` (None: the whole suite)."""
@@ -390,6 +427,10 @@ class Judge:
                               f"run {i + 1}: {len(bad)} test(s) fail with the gold patch: "
                               + ", ".join(bad[:5]))
         return f"reran x{self.settings.oracle_runs}"
+
+
+def _passed(run: TestRun, test: str) -> bool:
+    return run.outcome(test) is Outcome.passed
 
 
 def not_passing(run: TestRun, tests: set[str]) -> list[str]:

@@ -14,6 +14,7 @@ import re
 from datetime import datetime, timezone
 from enum import Enum
 from pathlib import Path
+from typing import Iterable
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -246,6 +247,18 @@ class CoverageMap(Record):
                     tests.update(by_line[line])
                 elif line in self.import_lines.get(path, ()):
                     return None
+        return tests
+
+    def tests_in_files(self, paths: Iterable[str]) -> set[str] | None:
+        """The tests that execute any line of these files; None when a file has no line
+        any test runs (new, or only run at import: every test may depend on it)."""
+        tests: set[str] = set()
+        for path in paths:
+            by_line = self.files.get(path)
+            if not by_line:
+                return None
+            for names in by_line.values():
+                tests.update(names)
         return tests
 
     def lines_covered_by(self, tests: set[str]) -> dict[str, set[int]]:

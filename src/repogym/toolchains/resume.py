@@ -46,7 +46,7 @@ def run_to_end(runner: TestRunner, sandbox: Sandbox, *, timeout: float,
         todo = None if select is None else [t for t in select if t not in done]
         run = runner.run_tests(sandbox, timeout=max(1.0, deadline - time.monotonic()),
                                select=todo, plugins=plugins, limits=limits,
-                               exclude=sorted({*exclude, *done}) if select is None else exclude,
+                               exclude=sorted({*exclude, *done}),  # ``select`` may name files
                                allowed_changes=allowed_changes)
         run = _blame_loss(_blame_overrun(run))
         parts.append(run)

@@ -46,7 +46,8 @@ killed after a ``timeout`` event with ``hard: true`` (the host then knows which 
 and runs the rest again).
 
 It is copied in under a random module name per run, so a hack cannot find it by name.
-When ``select`` is a list, only those node ids run; ``exclude`` ids never run.
+When ``select`` is a list, only those node ids run (an entry without ``::`` selects every
+test of that file); ``exclude`` ids never run.
 
 Side effects: while a test runs (setup to teardown), an audit hook notes what a test that
 only computes has no reason to do -- try the network beyond loopback, or write, create or
@@ -702,7 +703,8 @@ def pytest_collection_modifyitems(session, config, items):
     wanted = None if _SELECT is None else set(_SELECT)
     keep, drop = [], []
     for item in items:
-        ok = (wanted is None or item.nodeid in wanted) and item.nodeid not in _EXCLUDE
+        chosen = wanted is None or item.nodeid in wanted or item.nodeid.split("::")[0] in wanted
+        ok = chosen and item.nodeid not in _EXCLUDE
         (keep if ok else drop).append(item)
     if drop:
         items[:] = keep
