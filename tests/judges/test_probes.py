@@ -157,3 +157,18 @@ def test_a_protected_file_keeps_the_bug_of_the_broken_state(task):
     assert grade_in(sandbox, tc, guarded, "", timeout=60).reward == 0.0
     fixed = grade_in(sandbox, tc, guarded, cand.gold_patch, timeout=60)
     assert fixed.reward == 0.0 and fixed.discarded == ("tinycalc/ops.py",)  # the fix is kept out
+
+
+@pytest.mark.parametrize("hang", [
+    "    while True:\n        pass",
+    "    import signal\n    signal.signal(signal.SIGALRM, signal.SIG_IGN)\n"
+    "    while True:\n        pass",  # cannot be interrupted: its run is killed
+], ids=["interruptible", "uninterruptible"])
+def test_a_patch_that_hangs_scores_zero_at_the_task_limit(task, hang):
+    sandbox, tc, spec, cand = task
+    broken = OPS.replace("return a + b", "return a - b")
+    patch = unified_diff("tinycalc/ops.py", broken, broken.replace("    return a - b", hang))
+    assert spec.time_limits is not None and spec.time_limits.run < 60
+    result = grade_in(sandbox, tc, spec, patch, timeout=600)  # the task's limits apply
+    assert result.reward == 0.0
+    assert any("timed out" in p for p in result.problems), result.problems

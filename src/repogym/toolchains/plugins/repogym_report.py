@@ -59,6 +59,8 @@ doing any of that is kept out of the tasks' test lists: the sandbox contains it,
 outcome depends on what the sandbox allows. This is best effort against honest code (a test
 can scrub the marker, or use a raw syscall); the sandbox, not this hook, is the boundary.
 This file is copied into the sandbox as is; it must import nothing but the stdlib and pytest.
+It is imported before pytest starts, so pytest must not try to rewrite its asserts (it
+would warn, and a suite that turns warnings into errors would stop): PYTEST_DONT_REWRITE.
 """
 
 import _thread
