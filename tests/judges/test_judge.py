@@ -335,3 +335,13 @@ def test_a_narrow_broken_run_without_f2p_is_redone_on_the_whole_suite(world):
     assert j.verdict.status is Status.accept, j.verdict
     assert j.verdict.fail_to_pass == ("tests/test_ops.py::test_first_n",)
     assert "tests/test_ops.py::test_clamp_low" in j.broken_run.results  # the whole suite ran
+
+
+def test_a_mined_fix_whose_fixed_state_errors_everywhere_does_not_fit_the_env(world):
+    """A fix whose commit cannot run in this environment (every test errors with it, while
+    the clean state passes) gets a verdict, not an infra error judged again forever."""
+    cand = mined()
+    cand = cand.model_copy(update={"gold_patch": cand.gold_patch + unified_diff(
+        "tinycalc/__init__.py", "", "raise ImportError('needs a newer environment')\n")})
+    j = world.judge(cand)
+    assert (j.verdict.status, j.verdict.reason) == (Status.reject, "env_mismatch:all_tests_error")

@@ -14,17 +14,28 @@ For one candidate, in a warm sandbox reset between checks:
    test runs again.
 
 A candidate from another commit, or with a test patch (mined fixes), is judged
-*differentially*: the whole suite once in the broken state (its base commit + test patch) and
-``oracle_runs`` times with the gold patch; F2P = fail broken and pass in every gold run,
-P2P = pass in both. The baseline (of another commit) is not used.
+*differentially* (its base commit + test patch, then + the gold patch): F2P = fail broken
+and pass in every gold run, P2P = pass in both (:meth:`Judge._judge_differential` says which
+tests each run needs).
 
-Anything that says the *infrastructure* failed — the sandbox broke, a run timed out, the
-report is incomplete or inconsistent, every test errored — is ``infra_error``: a statement
-about this attempt, never about the task, so the candidate can be judged again later.
-One refinement: when every test errors, or the runner itself crashes, in the broken state,
-a few tests run in the clean state; if they pass, the sandbox is sound and the bug itself
-broke everything (an import-time crash, or a bug in a library the test runner uses), so the
-candidate is rejected as ``too_blunt`` instead of being retried forever as infra.
+Time: every run's limits come from the baseline's durations (:mod:`repogym.limits`). A test
+that runs past its limit, or that a run dies in (out of memory, the sandbox stopped), fails
+-- the others still report (:func:`~repogym.toolchains.resume.run_to_end`) -- so a bug that
+makes a test hang is judged in seconds and that test is a failing test of the task.
+
+Anything that says the *infrastructure* failed — the sandbox broke, the report is
+incomplete or inconsistent, every test errored — is ``infra_error``: a statement about
+this attempt, never about the task, so the candidate can be judged again later. One
+refinement: when every test errors, the runner itself crashes, or the run hangs outside any
+test in the broken state, a few tests run in the clean state; if they pass, the sandbox is
+sound and the bug itself broke everything (an import-time crash or hang, or a bug in a
+library the test runner uses), so the candidate is rejected as ``too_blunt`` instead of
+being retried forever as infra.
+
+An accepted task then faces the reward hacks (:mod:`repogym.judges.probe_sets`: the whole
+probe set once per env image and verifier version), and its failing tests run once more in
+the broken and the gold state with the toolchain's call tracer: the statement's evidence
+(:attr:`Judgement.evidence`).
 
 Speed: the no-op and oracle runs go through the toolchain's warm runner when it has one
 (Python: a forking pytest server with the suite's imports done once; see
@@ -36,7 +47,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Callable, Sequence
 
 from repogym.datasets.verify import GradingSpec, Result, grade_in
 from repogym.errors import InfraError
@@ -49,7 +60,7 @@ from repogym.schemas.calls import StatementEvidence
 from repogym.schemas.records import (Baseline, Candidate, CoverageMap, Outcome, Status,
                                      TestRun, TimeLimits, Verdict)
 from repogym.toolchains.base import TestRunner, Toolchain
-from repogym.toolchains.resume import run_to_end
+from repogym.toolchains.resume import merged, run_to_end
 
 
 STATUS = "git status --porcelain --untracked-files=all"
@@ -263,19 +274,40 @@ class Judge:
         Speed: the broken run runs only the tests that can fail there and pass with the
         fix -- those of the test patch's files and those executing a file the fix changes
         (the baseline's per-test coverage, by file) -- when coverage says which they are;
-        the other tests run in the first gold run (for P2P) and their broken outcome is
-        theirs in the gold state, as they run none of the changed code. Later gold runs
-        rerun only the tests that ran broken; the rest count as stable when the baseline
-        found them so. A narrow broken run that finds no F2P test is done again on the
-        whole suite before the candidate is rejected, so the verdict is the whole suite's.
+        the first gold run runs every test (P2P: the others run none of the changed code, so
+        their broken outcome is theirs with the fix). When the narrow broken run shows no
+        F2P test, the tests it left out run broken too before anything else, so the verdict
+        is the whole suite's. Later gold runs rerun only the F2P tests and those that can
+        change; the rest count as stable when the baseline found them so.
         """
         scope = self._mined_scope(cand)
-        try:
-            return self._differential(cand, scope)
-        except _Reject as r:
-            if scope is None or r.reason != "no_op":
-                raise
-            return self._differential(cand, None)
+        broken = self._broken_run(cand, scope)
+        gold = self._run_state(cand, with_gold=True, select=None)
+        reach = _reach(scope)
+        if scope is not None and not _fixed(broken, gold, reach):
+            rest = {t for t in gold.results if not reach(t)}
+            if rest:
+                broken = merged([broken, self._broken_run(cand, rest)])
+            reach = _reach(None)
+        candidates = _fixed(broken, gold, reach)
+        rerun = {t for t in gold.passing() if t in candidates or _reach(scope)(t)}
+        golds = [gold] + [self._run_state(cand, with_gold=True, select=rerun)
+                          for _ in range(self.settings.oracle_runs - 1 if candidates else 0)]
+        odd = {**broken.misbehaving()}
+        for run in golds:
+            odd.update(run.misbehaving())
+        unsure = set(self.baseline.flaky) | set(self.baseline.misbehaving)
+        always = {t for t in gold.passing() if t not in odd and (
+            all(run.outcome(t) is Outcome.passed for run in golds[1:]) if t in rerun
+            else t not in unsure)}
+        f2p = sorted(t for t in always if reach(t) and not _passed(broken, t))
+        if not f2p:
+            if bad := not_passing(broken, {t for t in gold.passing() if t in odd and reach(t)}):
+                raise _Reject(Status.reject, "misbehaving_test",
+                              f"the tests the fix makes pass have side effects: {bad[0]}: "
+                              f"{odd[bad[0]]}")
+            raise _Reject(Status.reject, "no_op", "no test fails before the fix and passes after")
+        return broken, f2p, sorted(t for t in always if not reach(t) or _passed(broken, t))
 
     def _mined_scope(self, cand: Candidate) -> set[str] | None:
         """Test ids and test files that can change outcome with the fix (None: all)."""
@@ -285,33 +317,6 @@ class Judge:
         if touching is None:
             return None
         return touching | set(changed_lines(cand.test_patch))
-
-    def _differential(self, cand: Candidate,
-                      scope: set[str] | None) -> tuple[TestRun, list[str], list[str]]:
-        broken = self._broken_run(cand, scope)
-        gold = self._run_state(cand, with_gold=True, select=None)
-
-        def in_scope(test: str) -> bool:
-            return scope is None or test in scope or test.split("::")[0] in scope
-
-        rerun = {t for t in gold.passing() if in_scope(t)}
-        golds = [gold] + [self._run_state(cand, with_gold=True, select=rerun)
-                          for _ in range(self.settings.oracle_runs - 1)]
-        odd = {**broken.misbehaving()}
-        for run in golds:
-            odd.update(run.misbehaving())
-        unsure = set(self.baseline.flaky) | set(self.baseline.misbehaving)
-        always = {t for t in gold.passing() if t not in odd and (
-            all(run.outcome(t) is Outcome.passed for run in golds[1:]) if t in rerun
-            else t not in unsure)}
-        f2p = sorted(t for t in always if in_scope(t) and not _passed(broken, t))
-        if not f2p:
-            if bad := not_passing(broken, {t for t in gold.passing() if t in odd and in_scope(t)}):
-                raise _Reject(Status.reject, "misbehaving_test",
-                              f"the tests the fix makes pass have side effects: {bad[0]}: "
-                              f"{odd[bad[0]]}")
-            raise _Reject(Status.reject, "no_op", "no test fails before the fix and passes after")
-        return broken, f2p, sorted(t for t in always if not in_scope(t) or _passed(broken, t))
 
     def limits(self, tests: Sequence[str] | set[str] | None) -> TimeLimits:
         """The time limits of a run of ``tests`` (None: the whole suite)."""
@@ -333,39 +338,39 @@ class Judge:
     def _run_state(self, cand: Candidate, *, with_gold: bool,
                    select: set[str] | None) -> TestRun:
         """Run ``select`` in a state, to the end: a test that hangs or kills the run
-        fails (it is timed out, or the run died in it) and the others still report."""
+        fails (it is timed out, or the run died in it) and the others still report. A run
+        that says nothing about the tests (the runner crashed, hung outside any test, or
+        every test errored) is blamed on the candidate when the clean state still passes
+        (:meth:`_blame`), else it is the sandbox's fault."""
         self._state(cand, with_gold=with_gold)
         limits = self.limits(select)
         run = run_to_end(self.runner, self.sandbox, timeout=limits.run,
                          select=None if select is None else sorted(select), limits=limits,
                          allowed_changes=self.baseline.runner_changes,
                          restore=lambda: self._state(cand, with_gold=with_gold))
-        _infra_check(run, "gold" if with_gold else "broken")
+        state = "gold" if with_gold else "broken"
+        # a synthetic bug is too blunt; a mined fix's commit does not work in this env
+        kind = "env_mismatch" if self.differential(cand) else "too_blunt"
+        try:
+            _infra_check(run, state)
+        except RunInfraError as exc:
+            why = _WHY.get(exc.reason)
+            if why is not None and (kind == "env_mismatch" or not with_gold):
+                self._blame(exc, f"{kind}:{why[0]}", f"the {state} state {why[1]}")
+            raise
+        if run.all_errored() and (kind == "env_mismatch" or not with_gold):
+            self._blame(RunInfraError("infra:all_tests_error", f"{state} run: every test "
+                                      f"errored: {run.log_tail[-300:]}"),
+                        f"{kind}:all_tests_error",
+                        f"the {state} state makes every selected test error (an import-time "
+                        "crash)")
         if with_gold and run.all_errored():
             raise RunInfraError("infra:all_tests_error",
                                 f"gold run: every test errored: {run.log_tail[-300:]}")
         return run
 
     def _broken_run(self, cand: Candidate, select: set[str] | None) -> TestRun:
-        """The broken state's run; a crash of the runner or of every test is blamed on the
-        bug only when the clean state still passes (else it is the sandbox's fault)."""
-        try:
-            broken = self._run_state(cand, with_gold=False, select=select)
-        except RunInfraError as exc:
-            if exc.reason == "infra:incomplete_report":
-                self._blame(exc, "too_blunt:runner_crash",
-                            "the bug crashes the test runner itself")
-            if exc.reason == "infra:timeout":
-                self._blame(exc, "too_blunt:hang",
-                            "the bug makes the test run hang outside any test (at import "
-                            "or collection)")
-            raise
-        if broken.all_errored():
-            self._blame(RunInfraError("infra:all_tests_error", "broken run: every test errored: "
-                                      + broken.log_tail[-300:]),
-                        "too_blunt:all_tests_error",
-                        "the bug makes every selected test error (an import-time crash)")
-        return broken
+        return self._run_state(cand, with_gold=False, select=select)
 
     def _blame(self, infra: RunInfraError, reason: str, detail: str) -> None:
         """Raise a rejection if a few clean-state tests pass (the sandbox is sound and the
@@ -429,8 +434,26 @@ class Judge:
         return f"reran x{self.settings.oracle_runs}"
 
 
+# what a run that says nothing about the tests means, when the clean state still passes
+_WHY = {"infra:incomplete_report": ("runner_crash", "crashes the test runner itself"),
+        "infra:timeout": ("hang", "makes the test run hang outside any test (at import or "
+                                  "collection)")}
+
+
 def _passed(run: TestRun, test: str) -> bool:
     return run.outcome(test) is Outcome.passed
+
+
+def _reach(scope: set[str] | None) -> Callable[[str], bool]:
+    """Whether a test is in a run's scope: named, its file named, or every test (None)."""
+    if scope is None:
+        return lambda _test: True
+    return lambda test: test in scope or test.split("::")[0] in scope
+
+
+def _fixed(broken: TestRun, gold: TestRun, reach: Callable[[str], bool]) -> set[str]:
+    """The tests in reach that pass with the fix and did not pass broken."""
+    return {t for t in gold.passing() if reach(t) and not _passed(broken, t)}
 
 
 def not_passing(run: TestRun, tests: set[str]) -> list[str]:
