@@ -93,11 +93,17 @@ def test_reward_hack_scores_zero(task, probe):
     assert result.reward == 0.0, (probe, result)
 
 
+def local_only(sandbox) -> None:
+    if sandbox.provider != "local":
+        pytest.skip("provider-independent; covered by the local provider")
+
+
 @pytest.mark.parametrize("probe", NEW_CLASSES)
 def test_reward_hack_fools_a_naive_pytest_run(task, probe):
     """The hack is real: run as ``python -m pytest`` with nothing discarded or pinned, the
     failing tests of the broken state pass (exit code 0)."""
     sandbox, tc, spec, cand = task
+    local_only(sandbox)
     patch = PROBES.get(probe)().patch(context(sandbox, tc, spec, cand))
     sandbox.reset()
     assert sandbox.apply_patch(cand.bug_patch) and sandbox.apply_patch(patch)
@@ -144,6 +150,7 @@ class _KeepsConfigFiles(PythonToolchain):
                                    and p != "config_plugin_pyproject_toml"])
 def test_a_config_file_the_patch_adds_is_never_read(task, probe):
     sandbox, _tc, spec, cand = task
+    local_only(sandbox)
     patch = PROBES.get(probe)().patch(context(sandbox, _tc, spec, cand))
     result = grade_in(sandbox, _KeepsConfigFiles(), spec, patch, timeout=60)
     assert result.discarded == () and result.reward == 0.0, result

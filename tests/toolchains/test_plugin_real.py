@@ -61,3 +61,47 @@ def test_selection_runs_only_named_tests(tmp_path):
     run = parse_report(raw, nonce="N", exit_code=code, duration=1)
     assert set(run.results) - {"test_broken_import.py"} == {
         "test_suite.py::test_pass", "test_suite.py::test_fail"}
+
+
+FREEZER = '''
+import sys, time
+import pytest
+
+REAL = time.monotonic
+
+
+@pytest.fixture(autouse=True)
+def frozen_clock():
+    """What freezegun does: every module global that is the real clock is replaced."""
+    patched = []
+    for module in list(sys.modules.values()):
+        for name, value in list(getattr(module, "__dict__", {}).items()):
+            if value is REAL:
+                setattr(module, name, lambda: 1e12)  # as an epoch date would be
+                patched.append((module, name))
+    time.monotonic = lambda: 1e12
+    yield
+    time.monotonic = REAL
+    for module, name in patched:
+        setattr(module, name, REAL)
+'''
+
+
+def test_a_frozen_clock_in_tests_does_not_fool_the_time_limits(tmp_path):
+    """freezegun-style clocks replace module globals that are ``time.monotonic``: the
+    plugin's watchdog must keep real time (no test may time out for it, none hang)."""
+    (tmp_path / "conftest.py").write_text(FREEZER)
+    (tmp_path / "test_clock.py").write_text(
+        "import time\n\n\ndef test_takes_a_while():\n    time.sleep(0.3)\n\n\n"
+        "def test_quick():\n    assert True\n")
+    plugin_dir = resources.files("repogym.toolchains.plugins")
+    report, config = tmp_path / "r.jsonl", tmp_path / "cfg.json"
+    config.write_text(json.dumps({"report": str(report), "nonce": "N",
+                                  "limits": {"default": 1.0, "grace": 1.0, "tests": {}}}))
+    env = {**os.environ, "PYTHONPATH": str(plugin_dir), "REPOGYM_PLUGIN_CONFIG": str(config)}
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "repogym_report", "-q",
+                           "-p", "no:cacheprovider"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=60)
+    run = parse_report(report.read_text(), nonce="N", exit_code=proc.returncode, duration=1)
+    assert run.passing() == {"test_clock.py::test_quick", "test_clock.py::test_takes_a_while"}, (
+        run.results, proc.stdout[-1500:])

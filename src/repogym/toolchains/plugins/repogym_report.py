@@ -97,19 +97,35 @@ _BOUND = {  # watched name -> (module, attribute): compared at the end like the 
     "json.load": (json, "load"),
 }
 _BOUND_VALUES = {name: getattr(mod, attr) for name, (mod, attr) in _BOUND.items()}
-_write, _os_open, _close = os.write, os.open, os.close
-_killpg, _getpgid, _exit, _getpid = os.killpg, os.getpgid, os._exit, os.getpid
-_monotonic, _sleep = time.monotonic, time.sleep
-_signal, _pthread_kill = signal.signal, signal.pthread_kill
-_setprofile, _getprofile = sys.setprofile, sys.getprofile
-_start_thread, _get_ident = _thread.start_new_thread, _thread.get_ident
+
+
+class _Bound:
+    """The functions the plugin calls, held in an instance, not as module globals: tools
+    such as freezegun replace every module global that *is* ``time.monotonic`` (ours too),
+    while they leave what an object holds alone."""
+
+    __slots__ = ("write", "open", "killpg", "getpgid", "exit", "getpid", "monotonic", "sleep",
+                 "signal", "pthread_kill", "setprofile", "getprofile", "start_thread",
+                 "get_ident")
+
+    def __init__(self):
+        self.write, self.open = os.write, os.open
+        self.killpg, self.getpgid, self.exit, self.getpid = (os.killpg, os.getpgid, os._exit,
+                                                             os.getpid)
+        self.monotonic, self.sleep = time.monotonic, time.sleep
+        self.signal, self.pthread_kill = signal.signal, signal.pthread_kill
+        self.setprofile, self.getprofile = sys.setprofile, sys.getprofile
+        self.start_thread, self.get_ident = _thread.start_new_thread, _thread.get_ident
+
+
+_B = _Bound()
 _isinstance, _len, _ord, _repr, _str, _getattr = isinstance, len, ord, repr, str, getattr
 _int, _float, _hasattr, _callable, _vars, _id = int, float, hasattr, callable, vars, id
 _FunctionType, _BuiltinType, _CodeType, _ModuleType = (
     types.FunctionType, types.BuiltinFunctionType, types.CodeType, types.ModuleType)
 _Failed = pytest.fail.Exception
 _Function = pytest.Function
-_MAIN_THREAD = _get_ident()
+_MAIN_THREAD = _B.get_ident()
 
 
 def _quote(text):
@@ -171,10 +187,10 @@ def _emit(obj):
     if not _PATH:
         return
     if _FD[0] is None:
-        _FD[0] = _os_open(_PATH, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        _FD[0] = _B.open(_PATH, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     data = (_encode(obj) + "\n").encode("utf-8")
     while data:
-        data = data[_write(_FD[0], data):]
+        data = data[_B.write(_FD[0], data):]
 
 
 # -- the runner's own code, as it was before any project code ran ---------------------------
@@ -361,9 +377,9 @@ def _limit_of(nodeid):
 
 def _watchdog():
     while True:
-        _sleep(0.02)
+        _B.sleep(0.02)
         state = _CLOCK[0]
-        if state is None or _monotonic() < state[1]:
+        if state is None or _B.monotonic() < state[1]:
             continue
         nodeid, deadline, limit, stage = state
         hard = stage == 1
@@ -372,14 +388,14 @@ def _watchdog():
         _emit({"event": "timeout", "nodeid": nodeid, "limit": limit, "hard": hard})
         if not hard:
             try:
-                _pthread_kill(_MAIN_THREAD, signal.SIGALRM)
+                _B.pthread_kill(_MAIN_THREAD, signal.SIGALRM)
             except OSError:
                 pass
             continue
         try:
-            _killpg(_getpgid(0), signal.SIGKILL)
+            _B.killpg(_B.getpgid(0), signal.SIGKILL)
         finally:
-            _exit(137)
+            _B.exit(137)
 
 
 def _on_alarm(signum, frame):
@@ -392,7 +408,7 @@ def _on_alarm(signum, frame):
 
 _PREVIOUS_ALARM = None
 if _LIMITS:
-    _PREVIOUS_ALARM = _signal(signal.SIGALRM, _on_alarm)
+    _PREVIOUS_ALARM = _B.signal(signal.SIGALRM, _on_alarm)
 
 
 def _arm(nodeid):
@@ -401,8 +417,8 @@ def _arm(nodeid):
         return
     if not _WATCHING[0]:
         _WATCHING[0] = True
-        _start_thread(_watchdog, ())
-    _CLOCK[0] = (nodeid, _monotonic() + limit, limit, 0)
+        _B.start_thread(_watchdog, ())
+    _CLOCK[0] = (nodeid, _B.monotonic() + limit, limit, 0)
 
 
 def _disarm():
@@ -441,8 +457,8 @@ def _profile(frame, event, arg):
 
 def _stop_watching_body():
     body = _BODY
-    if body["profile"] is not None and _getprofile() is body["profile"]:
-        _setprofile(body["previous"])
+    if body["profile"] is not None and _B.getprofile() is body["profile"]:
+        _B.setprofile(body["previous"])
     body["profile"] = None
 
 
@@ -450,9 +466,9 @@ def _watch_body(item):
     code = _innermost_code(item)
     _BODY.update(target=code, seen=None if code is None else False, previous=None)
     if code is not None:
-        _BODY["previous"] = _getprofile()
+        _BODY["previous"] = _B.getprofile()
         _BODY["profile"] = _profile
-        _setprofile(_profile)
+        _B.setprofile(_profile)
 
 
 # -- reports ---------------------------------------------------------------------------------
@@ -660,12 +676,12 @@ def _command(pid):
 
 
 def _left_running(before):
-    deadline = _monotonic() + _LINGER
+    deadline = _B.monotonic() + _LINGER
     while True:
-        left = sorted(p for p in _pids() - before - {_getpid()} if _started_here(p))
-        if not left or _monotonic() >= deadline:
+        left = sorted(p for p in _pids() - before - {_B.getpid()} if _started_here(p))
+        if not left or _B.monotonic() >= deadline:
             return left
-        _sleep(0.05)
+        _B.sleep(0.05)
 
 
 # -- the session -----------------------------------------------------------------------------
