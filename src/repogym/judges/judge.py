@@ -184,7 +184,7 @@ class Judge:
             limits = self.limits(f2p)
             run = self.runner.run_tests(self.sandbox, timeout=limits.run, select=list(f2p),
                                         limits=limits, plugins=[tracing.plugin],
-                                        allowed_changes=self.baseline.runner_changes)
+                                        check_runner=False)
             traces.append(tracing.trace_of(run))
         return ev.model_copy(update={"broken": traces[0], "gold": traces[1]})
 
@@ -346,7 +346,7 @@ class Judge:
         limits = self.limits(select)
         run = run_to_end(self.runner, self.sandbox, timeout=limits.run,
                          select=None if select is None else sorted(select), limits=limits,
-                         allowed_changes=self.baseline.runner_changes,
+                         check_runner=False,  # our own candidates: nothing to tamper
                          restore=lambda: self._state(cand, with_gold=with_gold))
         state = "gold" if with_gold else "broken"
         # a synthetic bug is too blunt; a mined fix's commit does not work in this env
@@ -379,8 +379,7 @@ class Judge:
         self.sandbox.reset()
         limits = self.limits(sample)
         clean = self.runner.run_tests(self.sandbox, timeout=limits.run, select=sorted(sample),
-                                      limits=limits,
-                                      allowed_changes=self.baseline.runner_changes)
+                                      limits=limits, check_runner=False)
         if not clean.trusted or not_passing(clean, sample):
             raise infra
         raise _Reject(Status.reject, reason, f"{detail}: {str(infra)[-300:]}")

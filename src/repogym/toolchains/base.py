@@ -53,6 +53,7 @@ class TestRunner(Protocol):
         self, sandbox: Sandbox, *, timeout: float, select: Sequence[str] | None = None,
         plugins: Sequence[RunPlugin] = (), limits: TimeLimits | None = None,
         exclude: Sequence[str] = (), allowed_changes: Collection[str] | None = (),
+        check_runner: bool = True,
     ) -> TestRun: ...
 
 
@@ -80,6 +81,7 @@ class Toolchain(ABC):
         self, sandbox: Sandbox, *, timeout: float, select: Sequence[str] | None = None,
         plugins: Sequence[RunPlugin] = (), limits: TimeLimits | None = None,
         exclude: Sequence[str] = (), allowed_changes: Collection[str] | None = (),
+        check_runner: bool = True,
     ) -> TestRun:
         """Run the tests (all, or only the node ids in ``select``, never those in
         ``exclude``) and parse every outcome.
@@ -93,6 +95,8 @@ class Toolchain(ABC):
             allowed_changes: changes to the test runner that are the environment's own
                 (``Baseline.runner_changes``); any other makes the run untrusted. None:
                 record them all, judge none (the baseline's own runs).
+            check_runner: False skips the runner's integrity checks (runs of repogym's own
+                candidates, which do not tamper: they cost a few tens of ms a run).
 
         A run the sandbox broke under returns what it streamed until then, with
         ``sandbox_lost`` saying why (reset the sandbox before the next run).

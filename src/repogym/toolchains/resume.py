@@ -30,7 +30,8 @@ MAX_CULPRITS = 5
 def run_to_end(runner: TestRunner, sandbox: Sandbox, *, timeout: float,
                select: Sequence[str] | None = None, limits: TimeLimits | None = None,
                allowed_changes: Collection[str] | None = (), exclude: Sequence[str] = (),
-               plugins: Sequence[RunPlugin] = (), restore: Callable[[], None] | None = None,
+               plugins: Sequence[RunPlugin] = (), check_runner: bool = True,
+               restore: Callable[[], None] | None = None,
                stop: Callable[[TestResult], bool] | None = None,
                max_culprits: int = MAX_CULPRITS) -> TestRun:
     """Run ``select`` (None: the whole suite) to the end, setting aside the tests that kill
@@ -47,7 +48,7 @@ def run_to_end(runner: TestRunner, sandbox: Sandbox, *, timeout: float,
         run = runner.run_tests(sandbox, timeout=max(1.0, deadline - time.monotonic()),
                                select=todo, plugins=plugins, limits=limits,
                                exclude=sorted({*exclude, *done}),  # ``select`` may name files
-                               allowed_changes=allowed_changes)
+                               allowed_changes=allowed_changes, check_runner=check_runner)
         run = _blame_loss(_blame_overrun(run))
         parts.append(run)
         done.update(run.results)

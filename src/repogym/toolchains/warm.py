@@ -54,7 +54,8 @@ class WarmPytest:
     def run_tests(self, sandbox: Sandbox, *, timeout: float,
                   select: Sequence[str] | None = None, plugins: Sequence[RunPlugin] = (),
                   limits: TimeLimits | None = None, exclude: Sequence[str] = (),
-                  allowed_changes: Collection[str] | None = ()) -> TestRun:
+                  allowed_changes: Collection[str] | None = (),
+                  check_runner: bool = True) -> TestRun:
         """Like :meth:`PythonToolchain.run_tests` (same outcomes), in a forked child.
 
         Raises:
@@ -65,7 +66,8 @@ class WarmPytest:
         channel = self._server()
         if channel is not None:
             run = _WarmRun(self.sandbox, timeout=timeout, select=select, plugins=plugins,
-                           limits=limits, exclude=exclude, allowed_changes=allowed_changes)
+                           limits=limits, exclude=exclude, allowed_changes=allowed_changes,
+                           check_runner=check_runner)
             try:
                 result = run.through(channel)
                 self.warm_runs += 1
@@ -82,7 +84,8 @@ class WarmPytest:
         self.fresh_runs += 1
         return self.toolchain.run_tests(sandbox, timeout=timeout, select=select, plugins=plugins,
                                         limits=limits, exclude=exclude,
-                                        allowed_changes=allowed_changes)
+                                        allowed_changes=allowed_changes,
+                                        check_runner=check_runner)
 
     def close(self) -> None:
         self._stop()
@@ -138,7 +141,8 @@ class _WarmRun:
 
     def __init__(self, sandbox: Sandbox, *, timeout: float, select: Sequence[str] | None,
                  plugins: Sequence[RunPlugin], limits: TimeLimits | None,
-                 exclude: Sequence[str], allowed_changes: Collection[str] | None) -> None:
+                 exclude: Sequence[str], allowed_changes: Collection[str] | None,
+                 check_runner: bool = True) -> None:
         from repogym.toolchains.python import PYTEST_ARGS, RUN_ENV, placed_plugins
 
         self.sandbox, self.timeout, self.allowed = sandbox, timeout, allowed_changes
@@ -149,7 +153,8 @@ class _WarmRun:
         config = {"report": self.report, "nonce": self.nonce,
                   "select": sorted(select) if select is not None else None,
                   "exclude": sorted(exclude),
-                  "limits": limits.plugin_config() if limits else None}
+                  "limits": limits.plugin_config() if limits else None,
+                  "check_runner": check_runner}
         self.request = {
             "op": "run", "dir": scratch, "plugin": f"rg_{secrets.token_hex(8)}",
             "source": plugin_source("repogym_report.py"), "config": json.dumps(config),

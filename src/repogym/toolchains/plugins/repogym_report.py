@@ -4,7 +4,9 @@ Its settings come from a JSON file named by ``REPOGYM_PLUGIN_CONFIG``, which it 
 deletes at import, before any code under test runs::
 
     {"report": path, "nonce": str, "select": [node ids] | null, "exclude": [node ids],
-     "limits": {"default": s | null, "tests": {node id: s}, "grace": s} | null}
+     "limits": {"default": s | null, "tests": {node id: s}, "grace": s} | null,
+     "check_runner": bool (default true: the integrity checks below; off for runs of
+                           repogym's own candidates, which cannot tamper)}
 
 It streams one JSON object per line to the report (a fresh, unguessable path per run),
 written with ``os.write`` as each event happens, so a run killed half-way still tells which
@@ -63,6 +65,7 @@ It is imported before pytest starts, so pytest must not try to rewrite its asser
 would warn, and a suite that turns warnings into errors would stop): PYTEST_DONT_REWRITE.
 """
 
+import _json
 import _thread
 import builtins
 import ipaddress
@@ -95,6 +98,7 @@ _BOUND = {  # watched name -> (module, attribute): compared at the end like the 
     "builtins.hasattr": (builtins, "hasattr"), "builtins.callable": (builtins, "callable"),
     "builtins.vars": (builtins, "vars"), "builtins.id": (builtins, "id"),
     "json.load": (json, "load"),
+    "_json.encode_basestring_ascii": (_json, "encode_basestring_ascii"),
 }
 _BOUND_VALUES = {name: getattr(mod, attr) for name, (mod, attr) in _BOUND.items()}
 
@@ -128,7 +132,7 @@ _Function = pytest.Function
 _MAIN_THREAD = _B.get_ident()
 
 
-def _quote(text):
+def _quote_slowly(text):
     """A JSON string: every character outside printable ASCII escaped (no library code)."""
     out = ['"']
     for ch in text:
@@ -144,6 +148,12 @@ def _quote(text):
             out.append("\\u%04x\\u%04x" % (0xD800 + (code >> 10), 0xDC00 + (code & 0x3FF)))
     out.append('"')
     return "".join(out)
+
+
+try:  # the C function json itself uses, bound here: replacing json's attributes does nothing
+    from _json import encode_basestring_ascii as _quote
+except ImportError:  # pragma: no cover - CPython always has it
+    _quote = _quote_slowly
 
 
 def _encode(value):
@@ -180,6 +190,7 @@ _PATH = _CONFIG.get("report", "")
 _SELECT = _CONFIG.get("select")
 _EXCLUDE = frozenset(_CONFIG.get("exclude") or ())
 _LIMITS = _CONFIG.get("limits") or None
+_CHECK_RUNNER = _CONFIG.get("check_runner", True) is not False
 _FD = [None]
 
 
@@ -283,7 +294,7 @@ def _differences(before, now):
     return sorted(changed)
 
 
-_RUNNER = _runner_state()
+_RUNNER = _runner_state() if _CHECK_RUNNER else {}
 _KNOWN = {_id(f) for facts in _RUNNER.values() for f in _callables(facts[0])}
 _KEEP = []
 _PLUGINS = {"plugins": None, "impls": None, "modules": None}
@@ -304,6 +315,8 @@ def _learn(module):
 def _plugin_snapshot(pm):
     """Before the first conftest: the registered plugins, every hook implementation's
     function, and the modules loaded (classes from them may register instances later)."""
+    if not _CHECK_RUNNER:
+        return
     _PLUGINS["plugins"] = {_id(p) for p in pm.get_plugins()}
     for plugin in pm.get_plugins():
         if _isinstance(plugin, _ModuleType):
@@ -355,6 +368,8 @@ def _plugin_changes(pm):
 
 
 def _check_runner(session, when):
+    if not _CHECK_RUNNER:
+        return
     changed = _differences(_RUNNER, _state_now(_RUNNER)) + _plugin_changes(
         session.config.pluginmanager)
     if changed:
@@ -445,14 +460,26 @@ def _innermost_code(item):
     return code if _isinstance(code, _CodeType) else None
 
 
-def _profile(frame, event, arg):
-    body = _BODY
-    if event == "call" and frame.f_code is body["target"]:
-        body["seen"] = True
-        _stop_watching_body()
-    previous = body["previous"]
+_TARGET = [None]  # the running test's code object while its body is watched
+
+
+def _profile_alone(frame, event, arg):
+    if event == "call" and frame.f_code is _TARGET[0]:
+        _body_entered()
+
+
+def _profile_chained(frame, event, arg):
+    if event == "call" and frame.f_code is _TARGET[0]:
+        _body_entered()
+    previous = _BODY["previous"]
     if previous is not None:
         previous(frame, event, arg)
+
+
+def _body_entered():
+    _BODY["seen"] = True
+    _TARGET[0] = None
+    _stop_watching_body()
 
 
 def _stop_watching_body():
@@ -462,13 +489,27 @@ def _stop_watching_body():
     body["profile"] = None
 
 
-def _watch_body(item):
+def _expect_body(item):
+    """Note the test's own code object; its body has not run yet."""
     code = _innermost_code(item)
-    _BODY.update(target=code, seen=None if code is None else False, previous=None)
-    if code is not None:
-        _BODY["previous"] = _B.getprofile()
-        _BODY["profile"] = _profile
-        _B.setprofile(_profile)
+    _BODY.update(target=code, seen=None if code is None else False, previous=None,
+                 profile=None)
+
+
+def _watch_body():
+    """From now until the test's code object is entered (cheap: only the calls between
+    here and the test function pay the profile hook)."""
+    code = _BODY["target"]
+    if code is None or _BODY["profile"] is not None or _BODY["seen"]:
+        return
+    _TARGET[0] = code
+    previous = _B.getprofile()
+    _BODY["previous"] = previous
+    _BODY["profile"] = _profile_alone if previous is None else _profile_chained
+    _B.setprofile(_BODY["profile"])
+
+
+_FUNCTION_RUNTEST = _Function.runtest  # through pytest_pyfunc_call (unittest items are not)
 
 
 # -- reports ---------------------------------------------------------------------------------
@@ -485,12 +526,21 @@ def pytest_load_initial_conftests(early_config, parser, args):
 
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
 def pytest_runtest_call(item):
-    _watch_body(item)
+    _expect_body(item)
+    if type(item).runtest is not _FUNCTION_RUNTEST:  # unittest items: watch from here
+        _watch_body()
     try:
         yield
     finally:
         _stop_watching_body()
+        _TARGET[0] = None
         _BODIES[item.nodeid] = _BODY["seen"]
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem):
+    _watch_body()  # the test function is called next
+    yield
 
 
 @pytest.hookimpl(hookwrapper=True)
