@@ -174,15 +174,16 @@ class Judge:
             return ev
         self._state(cand, with_gold=False)
         ev = ev.model_copy(update={"test_sources": self._sources(f2p)})
-        tracing = self.toolchain.call_tracer(self.sandbox, cand.gold_patch, f2p)
+        traced = traced_tests(f2p)
+        tracing = self.toolchain.call_tracer(self.sandbox, cand.gold_patch, traced)
         if tracing is None:
             return ev
         traces = []
         for with_gold in (False, True):
-            if with_gold:
-                self._state(cand, with_gold=True)
-            limits = self.limits(f2p)
-            run = self.runner.run_tests(self.sandbox, timeout=limits.run, select=list(f2p),
+            if with_gold and not self.sandbox.apply_patch(cand.gold_patch):
+                self._state(cand, with_gold=True)  # the run changed a file the fix touches
+            limits = self.limits(traced)
+            run = self.runner.run_tests(self.sandbox, timeout=limits.run, select=traced,
                                         limits=limits, plugins=[tracing.plugin],
                                         check_runner=False)
             traces.append(tracing.trace_of(run))
@@ -437,6 +438,23 @@ class Judge:
 _WHY = {"infra:incomplete_report": ("runner_crash", "crashes the test runner itself"),
         "infra:timeout": ("hang", "makes the test run hang outside any test (at import or "
                                   "collection)")}
+
+
+TRACED_PER_FUNCTION = 2  # a statement shows a few examples per broken behaviour
+TRACED_MAX = 12
+
+
+def traced_tests(f2p: Sequence[str]) -> list[str]:
+    """The F2P tests worth tracing: a couple per test function (parametrized cases of one
+    test show the same behaviour), at most :data:`TRACED_MAX`."""
+    seen: dict[str, int] = {}
+    out = []
+    for test in f2p:
+        function = test.split("[")[0]
+        if seen.get(function, 0) < TRACED_PER_FUNCTION and len(out) < TRACED_MAX:
+            seen[function] = seen.get(function, 0) + 1
+            out.append(test)
+    return out
 
 
 def _passed(run: TestRun, test: str) -> bool:

@@ -140,6 +140,7 @@ def op_start(req, root):
     start = time.monotonic()
     sys.dont_write_bytecode = True  # no .pyc in the work tree (mtime-keyed: could go stale)
     import pytest  # noqa: F401 - warmed here, used by every child
+    import ipaddress, socket, unittest  # noqa: E401,F401 - what the report plugin imports
 
     early = _project_modules(root)
     if early:
@@ -179,9 +180,8 @@ def _child(req, root):
     code = 4
     try:
         __import__(req["plugin"])  # before any project code, as the launcher does
-        pinned = __import__(req["launcher"]).pinned_args(root)
-        code = int(pytest.main(pinned + list(req.get("args") or []) + ["-p", req["plugin"]]
-                               + extra + paths))
+        code = int(pytest.main(req["pinned"] + list(req.get("args") or [])
+                               + ["-p", req["plugin"]] + extra + paths))
     except BaseException:  # noqa: BLE001 - the log tells the host what went wrong
         import traceback
 
@@ -234,6 +234,53 @@ def _text(path):
         return ""
 
 
+_LAUNCHERS = {}  # launcher source -> its module (run here, in the server)
+_PINNED = {}  # (HEAD, the configuration files' stats) -> the pinned arguments
+
+
+def _head(root):
+    """The commit checked out (read from .git: no subprocess)."""
+    git = os.path.join(root, ".git")
+    try:
+        with open(os.path.join(git, "HEAD"), encoding="utf-8") as fh:
+            head = fh.read().strip()
+        if not head.startswith("ref: "):
+            return head
+        ref = head[5:]
+        try:
+            with open(os.path.join(git, ref), encoding="utf-8") as fh:
+                return fh.read().strip()
+        except OSError:
+            with open(os.path.join(git, "packed-refs"), encoding="utf-8") as fh:
+                for line in fh:
+                    if line.rstrip().endswith(" " + ref):
+                        return line.split()[0]
+    except OSError:
+        pass
+    return None
+
+
+def _pinned(req, root):
+    """The launcher's pinned arguments, worked out once per commit and config files."""
+    source = req["launcher_source"]
+    launcher = _LAUNCHERS.get(source)
+    if launcher is None:
+        launcher = types.ModuleType("repogym_launcher")
+        exec(compile(source, "repogym_launch.py", "exec"), launcher.__dict__)
+        _LAUNCHERS[source] = launcher
+    stats = []
+    for name in launcher.config_names():
+        try:
+            st = os.stat(os.path.join(root, name))
+            stats.append((name, st.st_mtime_ns, st.st_size))
+        except OSError:
+            pass
+    key = (_head(root), tuple(stats))
+    if key[0] is None or key not in _PINNED:
+        _PINNED[key] = launcher.pinned_args(root)
+    return _PINNED[key]
+
+
 def op_run(req, root):
     os.makedirs(req["dir"], mode=0o700)
     with open(os.path.join(req["dir"], req["plugin"] + ".py"), "w", encoding="utf-8") as fh:
@@ -247,6 +294,7 @@ def op_run(req, root):
             with open(os.path.join(req["dir"], plugin["module"] + suffix), "w",
                       encoding="utf-8") as fh:
                 fh.write(text)
+    req["pinned"] = _pinned(req, root)
     start = time.monotonic()
     sys.stdout.flush()
     pid = os.fork()
