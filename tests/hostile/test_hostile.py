@@ -30,9 +30,9 @@ from repogym.datasets.store import DatasetStore
 from repogym.errors import RepogymError
 from repogym.pipeline import RunSummary, run_repo
 from repogym.sandboxes.docker import DockerProvider, cleanup_images
-from repogym.schemas.records import RepoSpec, Status
+from repogym.schemas.records import RepoSpec
 from repogym.toolchains import PythonToolchain
-from tests.hostile.conftest import (CASES, DISK_CAP_MB, MARK, SUITE_TESTS, Case, Listener,
+from tests.hostile.conftest import (CASES, SUITE_TESTS, Case, Listener,
                                     Observer, bridge_address, derive_env, hostile_suite_files,
                                     make_hostile_repo, marked_pids)
 from tests.processes import wait_until

@@ -13,7 +13,6 @@ any survived.
 
 from __future__ import annotations
 
-import os
 import secrets
 import time
 from collections.abc import Iterator

@@ -140,13 +140,13 @@ class Judge:
                                      reason=getattr(exc, "reason", "infra:sandbox"),
                                      detail=str(exc)[:2000],
                                      seconds=_since(start)), broken)
-        evidence = {t: broken.results[t].message for t in f2p if t in broken.results}
-        evidence["oracle"] = oracle
+        messages = {t: broken.results[t].message for t in f2p if t in broken.results}
         verdict = Verdict(instance_id=iid, status=Status.accept, fail_to_pass=tuple(f2p),
-                          pass_to_pass=tuple(p2p), evidence=evidence,
+                          pass_to_pass=tuple(p2p), evidence={**messages, "oracle": oracle},
                           time_limits=self.limits([*f2p, *p2p]),
                           runner_changes=self.baseline.runner_changes,
                           protected_files=self.baseline.plugin_files)
+        evidence: StatementEvidence | None = None
         try:
             verdict = self._probe(cand, verdict)
             evidence = self.statement_evidence(cand, verdict, broken)
@@ -448,7 +448,7 @@ def traced_tests(f2p: Sequence[str]) -> list[str]:
     """The F2P tests worth tracing: a couple per test function (parametrized cases of one
     test show the same behaviour), at most :data:`TRACED_MAX`."""
     seen: dict[str, int] = {}
-    out = []
+    out: list[str] = []
     for test in f2p:
         function = test.split("[")[0]
         if seen.get(function, 0) < TRACED_PER_FUNCTION and len(out) < TRACED_MAX:

@@ -76,7 +76,7 @@ import socket
 import sys
 import time
 import types
-import unittest
+import unittest  # noqa: F401 - imported now, so its snapshot is from before project code
 
 import pytest
 
