@@ -29,12 +29,19 @@ from repogym.toolchains.resume import run_to_end
 
 @functools.cache
 def baseline_format() -> str:
-    """A digest of what a recorded baseline means besides its inputs: these folding rules and
-    the report plugin's per-test account. A cached baseline under another digest is stale."""
+    """A digest of what a recorded baseline means besides its inputs: these folding rules,
+    the report plugin's per-test account and how it is read, the launcher, time limits and
+    runs that go to the end. A cached baseline (or coverage) under another digest is stale."""
     h = hashlib.sha256(Path(__file__).read_bytes())
-    h.update(resources.files("repogym.toolchains.plugins").joinpath(
-        "repogym_report.py").read_bytes())
+    for package, name in FORMAT_SOURCES:
+        h.update(resources.files(package).joinpath(name).read_bytes())
     return h.hexdigest()[:16]
+
+
+FORMAT_SOURCES = (("repogym.toolchains.plugins", "repogym_report.py"),
+                  ("repogym.toolchains.plugins", "repogym_launch.py"),
+                  ("repogym.toolchains", "pytest_report.py"), ("repogym.toolchains", "resume.py"),
+                  ("repogym", "limits.py"))
 
 
 def record_baseline(sandbox: Sandbox, toolchain: Toolchain, *, repo: str, commit: str,

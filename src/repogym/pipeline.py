@@ -15,7 +15,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Collection, Sequence, TypeVar
 
-from repogym.baseline import record_baseline
+from repogym.baseline import baseline_format, record_baseline
 from repogym.config import Settings
 from repogym.datasets.store import DatasetStore
 from repogym.generators.combined import combined_candidates
@@ -134,8 +134,11 @@ def baseline_in(provider: SandboxProvider, env: EnvImage, prepared: Prepared,
 
 def coverage_in(provider: SandboxProvider, env: EnvImage, prepared: Prepared, base: Baseline,
                 settings: Settings) -> CoverageMap | None:
-    """Per-test coverage at the pinned commit, cached by env image; None if unmeasurable."""
-    path = settings.cache_dir / "coverage" / f"{prepared.checkout.name}-{prepared.env_spec.digest()}.json"
+    """Per-test coverage at the pinned commit, cached by env image and report format; None
+    if unmeasurable."""
+    # keyed by what the report plugin records too: a run of another plugin measured other lines
+    path = settings.cache_dir / "coverage" / (
+        f"{prepared.checkout.name}-{prepared.env_spec.digest()}-{baseline_format()}.json")
     if path.exists():
         return CoverageMap.model_validate_json(path.read_text())
     try:
