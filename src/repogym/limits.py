@@ -38,7 +38,7 @@ class TimePolicy:
     run_multiple: float = 3.0
     run_constant: float = 30.0
     run_ceiling: float = 600.0
-    grace: float = 2.0
+    grace: float = 1.0
 
     def test_limit(self, seconds: float, setup_max: float = 0.0) -> float:
         limit = self.multiple * seconds + self.constant + setup_max

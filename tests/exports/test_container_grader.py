@@ -287,7 +287,7 @@ class _ScriptedRunner:
         self.plan, self.calls = plan, []
 
     def run_tests(self, sandbox, *, timeout, select=None, plugins=(), limits=None,
-                  exclude=(), allowed_changes=()):
+                  exclude=(), allowed_changes=(), **_options):
         self.calls.append(list(select))
         raw, code = _scripted(self.plan, list(select))
         return parse_report(raw, nonce=N, exit_code=code, duration=1.0,

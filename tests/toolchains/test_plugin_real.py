@@ -29,12 +29,13 @@ def test_param(n): assert n == 1
 '''
 
 
-def run_plugin(tmp_path: Path, select=None) -> tuple[str, int]:
+def run_plugin(tmp_path: Path, select=None, exitfirst=False) -> tuple[str, int]:
     (tmp_path / "test_suite.py").write_text(SUITE)
     (tmp_path / "test_broken_import.py").write_text("import no_such_module_xyz\n")
     plugin_dir = resources.files("repogym.toolchains.plugins")
     report, config = tmp_path / "r.jsonl", tmp_path / "cfg.json"
-    config.write_text(json.dumps({"report": str(report), "nonce": "N", "select": select}))
+    config.write_text(json.dumps({"report": str(report), "nonce": "N", "select": select,
+                                  "exitfirst": exitfirst}))
     env = {**os.environ, "PYTHONPATH": str(plugin_dir), "REPOGYM_PLUGIN_CONFIG": str(config)}
     proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "repogym_report", "-q",
                            "-p", "no:cacheprovider", "--continue-on-collection-errors"],
@@ -105,3 +106,12 @@ def test_a_frozen_clock_in_tests_does_not_fool_the_time_limits(tmp_path):
     run = parse_report(report.read_text(), nonce="N", exit_code=proc.returncode, duration=1)
     assert run.passing() == {"test_clock.py::test_quick", "test_clock.py::test_takes_a_while"}, (
         run.results, proc.stdout[-1500:])
+
+
+def test_exitfirst_stops_at_the_first_test_that_does_not_pass(tmp_path):
+    raw, code = run_plugin(tmp_path, select=["test_suite.py::test_pass", "test_suite.py::test_fail",
+                                             "test_suite.py::test_xpass"], exitfirst=True)
+    run = parse_report(raw, nonce="N", exit_code=code, duration=1)
+    assert run.trusted, run.problems
+    assert set(run.results) - set(run.collection_errors) == {"test_suite.py::test_pass",
+                                                           "test_suite.py::test_fail"}

@@ -148,7 +148,8 @@ class _GradedState:
         ``partial`` (a binary grade is 0 already)."""
         return run_to_end(self.toolchain, self.sandbox, timeout=limits.run, select=tests,
                           limits=limits, allowed_changes=self.spec.runner_changes,
-                          restore=self._restore, stop=None if partial else (lambda _r: True))
+                          restore=self._restore, stop=None if partial else (lambda _r: True),
+                          exitfirst=not partial)
 
     def _restore(self) -> None:
         if not self.prepare():

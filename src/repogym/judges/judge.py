@@ -183,6 +183,10 @@ class Judge:
             if with_gold and not self.sandbox.apply_patch(cand.gold_patch):
                 self._state(cand, with_gold=True)  # the run changed a file the fix touches
             limits = self.limits(traced)
+            if not with_gold:  # a test that hung has shown its call after a second
+                limits = limits.model_copy(update={"tests": {
+                    t: min(s, HUNG_TRACE_SECONDS) if t in ev.hung else s
+                    for t, s in limits.tests.items()}})
             run = self.runner.run_tests(self.sandbox, timeout=limits.run, select=traced,
                                         limits=limits, plugins=[tracing.plugin],
                                         check_runner=False)
@@ -441,6 +445,7 @@ _WHY = {"infra:incomplete_report": ("runner_crash", "crashes the test runner its
 
 
 TRACED_PER_FUNCTION = 2  # a statement shows a few examples per broken behaviour
+HUNG_TRACE_SECONDS = 1.0  # what a test that hung gets to show its call
 TRACED_MAX = 12
 
 

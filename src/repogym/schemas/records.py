@@ -128,7 +128,7 @@ class TimeLimits(Record):
     tests: dict[str, float] = Field(default_factory=dict)
     default: float | None = None
     run: float = 600.0
-    grace: float = 2.0
+    grace: float = 1.0
 
     def plugin_config(self) -> dict[str, object]:
         """The ``limits`` setting of the report plugin."""

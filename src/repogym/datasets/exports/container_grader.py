@@ -597,9 +597,10 @@ def run_budget(spec):
 class Runner:
     """Runs listed tests as the test user, through the launcher, one fresh part at a time."""
 
-    def __init__(self, spec, plugin_path, launcher_path, user):
+    def __init__(self, spec, plugin_path, launcher_path, user, exitfirst=False):
         self.spec, self.plugin, self.launcher, self.user = (
             spec, plugin_path, launcher_path, user)
+        self.exitfirst = exitfirst  # binary grading: the first test that fails ends it
 
     def part(self, todo, timeout):
         """One run of ``todo`` (fresh scratch, module names, report path and nonce) within
@@ -625,7 +626,8 @@ class Runner:
         shutil.copyfile(self.launcher, launcher)
         with open(config, "w", encoding="utf-8") as fh:
             json.dump({"report": report, "nonce": nonce, "select": sorted(todo),
-                       "exclude": [], "limits": plugin_limits(self.spec)}, fh)
+                       "exclude": [], "limits": plugin_limits(self.spec),
+                       "exitfirst": self.exitfirst}, fh)
         user = self.user
         if os.geteuid() == 0:
             subprocess.run(["chown", "-R", f"{user.pw_uid}:{user.pw_gid}", scratch],
@@ -751,7 +753,7 @@ def grade_container(spec, plugin_path, launcher_path, patch_file=None, partial=F
     if os.geteuid() == 0:
         subprocess.run(["chown", "-R", f"{user.pw_uid}:{user.pw_gid}", spec["repo_dir"]],
                        check=True)
-    runner = Runner(spec, plugin_path, launcher_path, user)
+    runner = Runner(spec, plugin_path, launcher_path, user, exitfirst=not partial)
     report = run_to_end(runner.part, wanted, run_budget(spec), partial)
     result.update(grade(report, wanted, partial))
     return result

@@ -6,7 +6,8 @@ deletes at import, before any code under test runs::
     {"report": path, "nonce": str, "select": [node ids] | null, "exclude": [node ids],
      "limits": {"default": s | null, "tests": {node id: s}, "grace": s} | null,
      "check_runner": bool (default true: the integrity checks below; off for runs of
-                           repogym's own candidates, which cannot tamper)}
+                           repogym's own candidates, which cannot tamper),
+     "exitfirst": bool (stop at the first test that fails, errors or is skipped)}
 
 It streams one JSON object per line to the report (a fresh, unguessable path per run),
 written with ``os.write`` as each event happens, so a run killed half-way still tells which
@@ -191,6 +192,8 @@ _SELECT = _CONFIG.get("select")
 _EXCLUDE = frozenset(_CONFIG.get("exclude") or ())
 _LIMITS = _CONFIG.get("limits") or None
 _CHECK_RUNNER = _CONFIG.get("check_runner", True) is not False
+_EXITFIRST = bool(_CONFIG.get("exitfirst"))
+_SESSION = [None]
 _FD = [None]
 
 
@@ -380,7 +383,7 @@ def _check_runner(session, when):
 
 _CLOCK = [None]  # (nodeid, deadline, limit, stage) of the running test, replaced whole
 _WATCHING = [False]
-_GRACE = _float((_LIMITS or {}).get("grace") or 2.0)
+_GRACE = _float((_LIMITS or {}).get("grace") or 1.0)
 
 
 def _limit_of(nodeid):
@@ -758,6 +761,7 @@ def pytest_runtest_protocol(item, nextitem):
 
 
 def pytest_sessionstart(session):
+    _SESSION[0] = session
     _emit({"event": "start"})
 
 
@@ -807,6 +811,9 @@ def pytest_runtest_logreport(report):
         "message": _message(report),
         "body": _BODIES.get(report.nodeid) if report.when == "call" else None,
     })
+    if _EXITFIRST and _SESSION[0] is not None and (report.failed or (
+            report.when == "call" and report.skipped)):
+        _SESSION[0].shouldfail = "repogym: stopping at the first test that does not pass"
 
 
 def pytest_sessionfinish(session, exitstatus):
