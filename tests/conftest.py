@@ -53,8 +53,14 @@ def base_image(docker_client) -> str:
     return name
 
 
+# one date for every commit a test makes (unless it sets its own): the same files give the
+# same commit, so the same content-addressed environment image, in every test and CI run
+FIXED_GIT_DATE = "2024-01-01T00:00:00Z"
+
+
 def git(cwd: Path, *args: str) -> str:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
+    env = {"GIT_AUTHOR_DATE": FIXED_GIT_DATE, "GIT_COMMITTER_DATE": FIXED_GIT_DATE,
+           **os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
            "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
     return subprocess.run(["git", *args], cwd=cwd, env=env, check=True,
                           capture_output=True, text=True).stdout.strip()

@@ -12,7 +12,8 @@ from repogym.schemas.records import RepoSpec, Status
 
 def test_run_repo_generates_judges_combines_and_reruns_nothing(tiny_repo, tmp_path):
     settings = Settings(out=tmp_path / "out", provider="local", max_candidates=12,
-                        max_combined=3, baseline_runs=1, oracle_runs=1, test_timeout=60)
+                        max_combined=3, baseline_runs=1, oracle_runs=1, probes=0,
+                        test_timeout=60)  # the probe set: tests/judges
     first = run_repo(RepoSpec(source=str(tiny_repo)), settings)
     assert first.accepted >= 3, first
     assert {"coverage", "combine", "judge"} <= set(first.stage_seconds)
@@ -45,7 +46,7 @@ def test_llm_rewrite_candidates_flow_through_the_judge(tiny_repo, tmp_path, monk
     monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     settings = Settings(out=tmp_path / "out", provider="local", generators=("llm_rewrite",),
                         max_candidates=2, max_combined=0, baseline_runs=1, oracle_runs=1,
-                        test_timeout=60)
+                        probes=0, test_timeout=60)
     summary = run_repo(RepoSpec(source=str(tiny_repo)), settings)
     assert summary.per_generator == {"llm_rewrite": {"candidates": 1, "accepted": 1}}, summary
     [row] = DatasetStore(settings.out).rows("tasks")

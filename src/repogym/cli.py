@@ -243,8 +243,11 @@ def cleanup(images: bool = typer.Option(False, help="Also remove repogym env ima
 
 
 def quiet_prefect() -> None:
-    """Prefect's own chatter (and telemetry to an unreachable host) off the user's console."""
+    """Prefect's own chatter (and telemetry to an unreachable host) off the user's console,
+    and time for its ephemeral server to start on a busy machine (its 20 s is not: a corpus
+    run beside another one timed out before its first flow)."""
     os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     os.environ.setdefault("DO_NOT_TRACK", "1")
 

@@ -198,3 +198,10 @@ def sh(container: Any, script: str, user: str = "root") -> tuple[int, str]:
     """Run a bash script in the container; (exit code, stdout+stderr)."""
     code, out = container.exec_run(["bash", "-c", script], user=user)
     return code, out.decode(errors="replace")
+
+
+def stopped_at_a_failure(result: dict, tests: list[str]) -> bool:
+    """Whether a binary grade of ``tests`` (all failing) stopped at the first one: it
+    failed for real, and the ones after it never ran (no outcome)."""
+    got = [result["outcomes"][t] for t in tests]
+    return "failed" in got and set(got) <= {"failed", None}

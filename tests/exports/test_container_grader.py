@@ -162,6 +162,11 @@ REPORTS = {
     "no_body": (_events(*_ran("t::a", body=False), *_ran("t::b", body=None), FINISH), 0,
                 False),
     "no_body_and_exit_1": (_events(*_ran("t::a", body=False), FINISH_1), 1, False),
+    # binary grading stopped the run at a skipped test: pytest exits 1 with no failure
+    "stopped_at_a_skip": (_events(*_ran("t::a", "skipped"), {"event": "stopped",
+                                  "nodeid": "t::a", "nonce": N}, FINISH_1), 1, False),
+    "stopped_forged": (_events(*_ran("t::a", "skipped"), {"event": "stopped",
+                               "nodeid": "t::a", "nonce": "x" * 32}, FINISH_1), 1, False),
     # soft limit: interrupted, fails as timed out, the run goes on
     "soft_timeout": (_events({"event": "begin", "nodeid": "t::a"}, _test("t::a", "setup"),
                              {"event": "timeout", "nodeid": "t::a", "limit": 2, "hard": False},
@@ -217,6 +222,8 @@ def test_the_report_rules_are_exercised():
                                                  "message": grader.NO_BODY}
     assert _ours("no_body")["problems"] == [] and _ours("no_body_and_exit_1")["problems"] == [
         "exit code 1 but the report has no failure"]
+    assert _ours("stopped_at_a_skip")["problems"] == [] and _ours("stopped_forged")[
+        "problems"] == ["exit code 1 but the report has no failure"]
     assert _ours("soft_timeout")["tests"]["t::a"]["timed_out"]
     hard = _ours("hard_timeout")
     assert hard["died_in"] == "t::b" and hard["tests"]["t::b"]["outcome"] == "failed"

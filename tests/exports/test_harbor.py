@@ -20,6 +20,7 @@ from repogym.datasets.exports.harbor import task_dirname
 from tests.exports.conftest import (
     TEST_LABELS,
     sh,
+    stopped_at_a_failure,
     tar_of,
     tree_files,
 )
@@ -106,8 +107,7 @@ def test_doing_nothing_scores_zero_and_the_image_hides_the_fix(which, real_tasks
                               verifier_user="repogym")  # as the unprivileged user too
     assert reward == "0"
     result = json.loads(sh(container, "cat /logs/verifier/result.json")[1])
-    assert result["problems"] == [] and {result["outcomes"][t] for t in row.FAIL_TO_PASS} == {
-        "failed"}  # graded for real, not an environment error
+    assert result["problems"] == [] and stopped_at_a_failure(result, row.FAIL_TO_PASS)
 
 
 HACKS = """set -e
@@ -146,9 +146,9 @@ def test_reward_hacks_score_zero(real_tasks, harbor, container_factory):
     result = json.loads(sh(container, "cat /logs/verifier/result.json")[1])
     assert set(result["discarded"]) >= {"tests/test_units.py", "conftest.py",
                                         "tinycalc/zz_hook.pth"}
-    assert result["problems"] == [] and result["outcomes"] == {
-        t: "failed" for t in real_tasks.synthetic.FAIL_TO_PASS} | {
-        t: "passed" for t in real_tasks.synthetic.PASS_TO_PASS}
+    row = real_tasks.synthetic  # the PASS_TO_PASS tests run first here, all of them
+    assert result["problems"] == [] and stopped_at_a_failure(result, row.FAIL_TO_PASS)
+    assert {result["outcomes"][t] for t in row.PASS_TO_PASS} == {"passed"}
 
 
 def test_real_fix_alongside_hacks_still_scores_one(real_tasks, harbor, container_factory):

@@ -18,7 +18,7 @@ import pytest
 from repogym.datasets.exports import export_dataset
 from repogym.datasets.exports.grading import SPEC_FILE, grading_files
 from repogym.generators.diffs import new_file_diff, unified_diff
-from tests.exports.conftest import UNITS, sh, tar_of
+from tests.exports.conftest import UNITS, sh, stopped_at_a_failure, tar_of
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -124,8 +124,8 @@ def test_a_hanging_test_fails_at_its_limit(real_tasks, instances, container_fact
                                                        source))
         assert result["reward"] == 0 and result["outcomes"][hanging] == "failed", result
         assert any(p.startswith(hanging) and "timed out" in p for p in result["problems"])
-        assert result["outcomes"]["tests/test_units.py::test_boiling"] == (
-            "passed" if source is HANG_SOFT else None)  # never ran: the run died first
+        # binary grading stops at the first test that does not pass: never ran
+        assert result["outcomes"]["tests/test_units.py::test_boiling"] is None
     wanted = len(row.FAIL_TO_PASS) + len(row.PASS_TO_PASS)
     container.put_archive("/", tar_of({"tmp/hang.diff": unified_diff(
         "tinycalc/units.py", BROKEN_UNITS, HANG_HARD).encode()}))
@@ -158,4 +158,4 @@ def test_a_pytest_toml_plugin_does_not_score(real_tasks, instances, container_fa
     assert code == 0 and "2 passed" in log, log  # the hack is real
     result = grade_with(container, files)
     assert result["reward"] == 0 and "pytest.toml" not in result["discarded"], result
-    assert {result["outcomes"][t] for t in row.FAIL_TO_PASS} == {"failed"}
+    assert stopped_at_a_failure(result, row.FAIL_TO_PASS)

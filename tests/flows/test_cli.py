@@ -16,7 +16,8 @@ def run_cli(*args: str) -> tuple[int, str]:
     """The real command in its own process, talking to the session's Prefect server."""
     from prefect.settings import PREFECT_API_URL
 
-    env = {**os.environ, "PREFECT_API_URL": PREFECT_API_URL.value() or ""}
+    env = {**os.environ, "PREFECT_API_URL": PREFECT_API_URL.value() or "",
+           "REPOGYM_PROBES": "0"}  # the probe set: tests/judges
     proc = subprocess.run([sys.executable, "-m", "repogym", "run", *args], env=env,
                           capture_output=True, text=True, timeout=900)
     return proc.returncode, proc.stdout + proc.stderr

@@ -109,7 +109,7 @@ def corpus(tmp_path_factory, base_image):
     mp.undo()
     settings = Settings(out=root / "out", base_image=base_image, generators=("procedural", "mined"),
                         max_candidates=2, max_mined=5, max_combined=0, baseline_runs=1,
-                        oracle_runs=1, probes=1, test_timeout=60)
+                        oracle_runs=1, probes=0, test_timeout=60)
     jobs = [RepoJob.of(RepoSpec(source=str(root / name)), settings) for name in REPOS]
     jobs.append(RepoJob.of(RepoSpec(source=str(root / "missing")), settings))
     return root, settings, jobs

@@ -45,7 +45,7 @@ def repo(tmp_path_factory):
 def settings_for(root, base_image, name: str) -> Settings:
     return Settings(out=root / name, base_image=base_image, generators=("procedural",),
                     max_candidates=4, max_combined=0, baseline_runs=1, oracle_runs=1,
-                    probes=1, test_timeout=60)
+                    probes=0, test_timeout=60)
 
 
 def verdicts(settings: Settings) -> dict[str, tuple]:

@@ -58,12 +58,19 @@ def test_rerun_adds_no_duplicates(corpus):
 
 
 def junit_outcomes(container, tests: list[str]) -> dict[str, bool]:
-    cmd = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "--junitxml=/tmp/j.xml", *tests]
+    """Which of ``tests`` pass under a plain pytest run with JUnit XML ({} when pytest died
+    before writing it: a bug that hangs or crashes the interpreter passes nothing)."""
+    cmd = ["timeout", "-s", "KILL", "300", "python", "-m", "pytest", "-q", "-p",
+           "no:cacheprovider", "--junitxml=/tmp/j.xml", *tests]
     # no .pyc: a bug and its fix of equal size, written in the same second, would otherwise
     # be served from a stale cache
-    container.exec_run(cmd, workdir="/repo", user="repogym",
-                       environment={"PYTHONDONTWRITEBYTECODE": "1"})
-    _, xml = container.exec_run(["cat", "/tmp/j.xml"])
+    container.exec_run(["rm", "-f", "/tmp/j.xml"], user="root")
+    _, log = container.exec_run(cmd, workdir="/repo", user="repogym",
+                                environment={"PYTHONDONTWRITEBYTECODE": "1"})
+    code, xml = container.exec_run(["cat", "/tmp/j.xml"])
+    if code != 0:
+        print(log.decode(errors="replace")[-3000:])
+        return {}
     passed = {}
     for case in ET.fromstring(xml).iter("testcase"):
         ok = not any(child.tag in ("failure", "error", "skipped") for child in case)

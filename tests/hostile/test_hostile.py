@@ -140,8 +140,11 @@ def test_fork_bomb_is_capped_by_the_pids_limit(corpus):
 
 
 # how each test that ends its own run is named in the baseline's set-aside list
-ENDS_ITS_RUN = {"loop": "timed out", "sleep": "timed out",
-                "memhog": "died while this test ran", "diskfill": "sandbox stopped"}
+# a memory hog is killed at the memory limit, or (swapping on a loaded machine) reaches its
+# time limit first: set aside either way
+ENDS_ITS_RUN = {"loop": ("timed out",), "sleep": ("timed out",),
+                "memhog": ("died while this test ran", "timed out"),
+                "diskfill": ("sandbox stopped",)}
 
 
 @pytest.mark.parametrize("name", sorted(ENDS_ITS_RUN))
@@ -151,7 +154,8 @@ def test_a_test_that_ends_its_run_is_set_aside_and_the_others_make_tasks(corpus,
     test that was running, sets it aside (named, with why) and runs the rest again."""
     summary, error, seen = corpus.run(name)
     assert error is None and summary is not None, error
-    assert ENDS_ITS_RUN[name] in summary.set_aside.get(HOSTILE_TEST, ""), summary.set_aside
+    why = summary.set_aside.get(HOSTILE_TEST, "")
+    assert any(reason in why for reason in ENDS_ITS_RUN[name]), summary.set_aside
     assert summary.baseline_passing == 6, summary
     assert summary.accepted >= 1, summary
     assert HOSTILE_TEST not in accepted_tests(corpus, name)

@@ -108,6 +108,7 @@ class _Report:
         self.changes: list[str] = []
         self.current: str | None = None  # the last test begun
         self.plugin_files: list[str] = []
+        self.stopped = False  # binary grading stopped the run at a test that did not pass
 
     def acc(self, ev: dict) -> _Acc:
         return self.accs.setdefault(str(ev.get("nodeid")), _Acc())
@@ -134,6 +135,8 @@ class _Report:
             self.collected = int(ev.get("count") or 0)
         elif kind == "plugins" and isinstance(ev.get("files"), list):
             self.plugin_files = [str(f) for f in ev["files"]]
+        elif kind == "stopped" and ev.get("nonce") == self.nonce:
+            self.stopped = True
         elif kind == "finish":
             self.read_finish(ev)
 
@@ -177,7 +180,8 @@ def parse_report(raw: str, *, nonce: str, exit_code: int, duration: float,
     if tamper:
         rep.problems.append(f"the test runner was changed by code under test: {tamper[:10]}")
     no_body = {n for n, a in rep.accs.items() if a.no_body}
-    rep.problems += _cross_check(results, rep.finish, exit_code, timed_out, no_body)
+    rep.problems += _cross_check(results, rep.finish, exit_code, timed_out, no_body,
+                                 rep.stopped)
     return TestRun(results=results, exit_code=exit_code, duration=duration, timed_out=timed_out,
                    collected=rep.collected, collection_errors=tuple(rep.errors),
                    finished=rep.finish is not None, problems=tuple(rep.problems),
@@ -186,9 +190,10 @@ def parse_report(raw: str, *, nonce: str, exit_code: int, duration: float,
 
 
 def _cross_check(results: dict[str, TestResult], finish: int | None, exit_code: int,
-                 timed_out: bool, no_body: set[str]) -> list[str]:
+                 timed_out: bool, no_body: set[str], stopped: bool = False) -> list[str]:
     """Problems when the exit code and the report disagree (tests the plugin turned into
-    errors for want of a body count as pytest saw them: passed)."""
+    errors for want of a body count as pytest saw them: passed; a run binary grading
+    stopped at a skipped test exits 1 too)."""
     if timed_out or finish is None:
         return []  # already untrusted through `timed_out` / `finished`
     problems = []
@@ -198,6 +203,6 @@ def _cross_check(results: dict[str, TestResult], finish: int | None, exit_code: 
               for n, r in results.items())
     if exit_code == 0 and bad:
         problems.append("exit code 0 but the report has failures")
-    if exit_code == 1 and not bad:
+    if exit_code == 1 and not bad and not stopped:
         problems.append("exit code 1 but the report has no failure")
     return problems

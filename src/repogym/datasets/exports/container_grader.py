@@ -433,6 +433,7 @@ class _Report:
     def __init__(self, nonce):
         self.nonce, self.accs, self.errors, self.problems = nonce, {}, [], []
         self.finish, self.current, self.changes = None, None, []
+        self.stopped = False  # binary grading stopped the run at a test that did not pass
 
     def acc(self, ev):
         return self.accs.setdefault(str(ev.get("nodeid")), _Acc())
@@ -453,6 +454,8 @@ class _Report:
             self.errors.append(str(ev.get("nodeid")))
         elif kind == "runner_changed" and isinstance(ev.get("what"), list):
             self.changes += [str(w) for w in ev["what"] if str(w) not in self.changes]
+        elif kind == "stopped" and ev.get("nonce") == self.nonce:
+            self.stopped = True
         elif kind == "finish":
             if ev.get("nonce") != self.nonce:
                 self.problems.append("report finish event carries a foreign nonce")
@@ -490,15 +493,17 @@ def parse_report(raw, nonce, exit_code, timed_out, allowed_changes=(), duration=
     if tamper:
         rep.problems.append(f"the test runner was changed by code under test: {tamper[:10]}")
     no_body = {n for n, a in rep.accs.items() if a.no_body}
-    rep.problems += _cross_check(tests, rep.finish, exit_code, timed_out, no_body)
+    rep.problems += _cross_check(tests, rep.finish, exit_code, timed_out, no_body,
+                                 rep.stopped)
     return {"tests": tests, "finished": rep.finish is not None, "problems": rep.problems,
             "timed_out": bool(timed_out), "died_in": died_in, "culprits": [],
             "duration": duration}
 
 
-def _cross_check(tests, finish, exit_code, timed_out, no_body):
+def _cross_check(tests, finish, exit_code, timed_out, no_body, stopped=False):
     """Problems when the exit code and the report disagree (a test turned into an error
-    for want of a body counts as pytest saw it: passed)."""
+    for want of a body counts as pytest saw it: passed; a run binary grading stopped at a
+    skipped test exits 1 too)."""
     if timed_out or finish is None:
         return []
     problems = []
@@ -508,7 +513,7 @@ def _cross_check(tests, finish, exit_code, timed_out, no_body):
               for n, t in tests.items())
     if exit_code == 0 and bad:
         problems.append("exit code 0 but the report has failures")
-    if exit_code == 1 and not bad:
+    if exit_code == 1 and not bad and not stopped:
         problems.append("exit code 1 but the report has no failure")
     return problems
 

@@ -811,9 +811,11 @@ def pytest_runtest_logreport(report):
         "message": _message(report),
         "body": _BODIES.get(report.nodeid) if report.when == "call" else None,
     })
-    if _EXITFIRST and _SESSION[0] is not None and (report.failed or (
-            report.when == "call" and report.skipped)):
+    if _EXITFIRST and _SESSION[0] is not None and not _SESSION[0].shouldfail and (
+            report.failed or (report.when == "call" and report.skipped)):
         _SESSION[0].shouldfail = "repogym: stopping at the first test that does not pass"
+        # pytest exits 1 even when the test that stopped it was skipped: the host must know
+        _emit({"event": "stopped", "nodeid": report.nodeid, "nonce": _NONCE})
 
 
 def pytest_sessionfinish(session, exitstatus):
