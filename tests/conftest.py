@@ -11,7 +11,7 @@ import os
 import subprocess
 from pathlib import Path
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import pytest
 
@@ -33,6 +33,17 @@ def _docker_client():
         if IN_CI:
             raise RuntimeError(f"CI needs a Docker engine: {exc}") from exc
         return None
+
+
+@pytest.fixture(scope="session", autouse=True)
+def shared_local_envs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """One folder of local environments for the session (``Settings.local_envs``): they are
+    content-addressed, and the tests' repositories commit at one date, so a test whose
+    project another test built already reuses it instead of installing it again."""
+    root = tmp_path_factory.mktemp("local-envs")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("REPOGYM_LOCAL_ENVS", str(root))
+        yield root
 
 
 @pytest.fixture(scope="session")

@@ -48,10 +48,17 @@ class Settings(BaseSettings):
     build_disk_mb: int = Field(16384, gt=0)
     # the review queue's database (SQLAlchemy URL); None = SQLite at <out>/review.sqlite
     review_db_url: str | None = None
+    # where the local provider keeps the environments it builds (content-addressed, so one
+    # folder serves several datasets, as the Docker engine's images do); None: in the cache
+    local_envs: Path | None = None
 
     @property
     def cache_dir(self) -> Path:
         return self.out / ".cache"
+
+    @property
+    def local_envs_dir(self) -> Path:
+        return self.local_envs or self.cache_dir / "local-envs"
 
     @property
     def logs_dir(self) -> Path:

@@ -54,7 +54,7 @@ def cli_env(tmp_path: Path) -> dict[str, str]:
     home = tmp_path / "prefect-home"
     home.mkdir(exist_ok=True)
     return {**os.environ, "PREFECT_HOME": str(home), "PREFECT_API_URL": PREFECT_API_URL.value()
-            or "", "COLUMNS": "200"}
+            or "", "COLUMNS": "200", "REPOGYM_PROBES": "0"}  # the probe set: tests/judges
 
 
 def run_command(repo: Path, out: Path) -> list[str]:

@@ -47,7 +47,9 @@ def task(request, tmp_path_factory):
     with provider.open(env) as sandbox:
         base = record_baseline(sandbox, tc, repo="tinycalc", commit=checkout.commit,
                                image=env.ref, runs=1, timeout=120)
-        verdict = Judge(sandbox, tc, base, JudgeSettings(oracle_runs=1, timeout=60)).judge(cand).verdict
+        # no probe set here: each probe is a test of this module
+        judge = Judge(sandbox, tc, base, JudgeSettings(oracle_runs=1, timeout=60, probes=0))
+        verdict = judge.judge(cand).verdict
         assert verdict.status is Status.accept
         assert f"{UNITTEST_FILE}::TestAdd::test_add" in verdict.fail_to_pass
         spec = GradingSpec(instance_id=cand.instance_id, image=env.ref, base_commit=cand.base_commit,

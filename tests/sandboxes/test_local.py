@@ -110,3 +110,13 @@ def test_timeout_leaves_no_process_behind(sb: LocalSandbox) -> None:
     time.sleep(0.2)
     assert not Path(f"/proc/{pid}").exists() or \
         Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"
+
+
+def test_environments_live_where_the_settings_say(tmp_path: Path, monkeypatch) -> None:
+    """Under the dataset's cache by default; in one shared folder with ``local_envs``."""
+    from repogym.config import Settings
+
+    monkeypatch.delenv("REPOGYM_LOCAL_ENVS", raising=False)
+    assert Settings(out=tmp_path / "o").local_envs_dir == tmp_path / "o" / ".cache" / "local-envs"
+    monkeypatch.setenv("REPOGYM_LOCAL_ENVS", str(tmp_path / "shared"))
+    assert Settings(out=tmp_path / "o").local_envs_dir == tmp_path / "shared"

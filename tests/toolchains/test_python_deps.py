@@ -330,8 +330,11 @@ def test_poetry_dev_group_reaches_a_real_image(make_git_repo, base_image, tmp_pa
     from repogym.baseline import record_baseline
     from tests.conftest import build_tiny_env
 
-    src = make_git_repo(POETRY_PROJECT, name="poetrycalc")
+    import secrets  # a commit of its own: the image is built (the install log is read below)
+
+    src = make_git_repo({**POETRY_PROJECT, "TOKEN": secrets.token_hex(6)}, name="poetrycalc")
     tiny = build_tiny_env("docker", src, tmp_path / "out")
+    assert not tiny.env.reused
     with tiny.provider.open(tiny.env) as sandbox:
         base = record_baseline(sandbox, tiny.toolchain, repo=tiny.checkout.name,
                                commit=tiny.checkout.commit, image=tiny.env.ref, runs=1)

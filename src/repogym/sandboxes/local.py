@@ -9,7 +9,7 @@ What it does enforce: the time limit (the command runs in its own session; on ti
 the whole process group is killed), ``RLIMIT_AS`` from ``Limits.memory_mb``, a cap on the
 size of files written (``RLIMIT_FSIZE``), no core dumps, and a cap on captured output.
 
-Environment layout (``<cache_dir>/local-envs/<digest>/``)::
+Environment layout (``<cache_dir>/local-envs/<digest>/``, or ``Settings.local_envs``)::
 
     venv/              the environment's virtualenv (install steps ran with it on PATH)
     repo/              the checkout the install ran in; sandboxes work here, in place,
@@ -386,7 +386,7 @@ class LocalProvider(SandboxProvider):
 
     def env_dir(self, spec: EnvSpec) -> Path:
         """Where the environment for ``spec`` lives."""
-        return (self.settings.cache_dir / "local-envs" / spec.digest()).resolve()
+        return (self.settings.local_envs_dir / spec.digest()).resolve()
 
     def _image(self, spec: EnvSpec, root: Path, **kw: float | bool) -> EnvImage:
         return EnvImage(spec=spec, provider=self.name, ref=str(root),
