@@ -222,3 +222,20 @@ def test_only_equality_says_what_it_should_return():
 def test_hex_values_are_values_not_addresses():
     assert scrub("'0xff' and '0x10000000'") == "'0xff' and '0x10000000'"
     assert scrub("<Mock id='140230211'> at 0x7f3a2b1c4d5e") == "<Mock>"
+
+
+def test_a_bare_name_joins_the_traced_function_it_names():
+    """A failure the tracer did not record names ``ordinalize`` (from the assertion); the
+    traced calls name ``inflection.ordinalize``: one heading for both, none for the bare
+    name. A bare name two traced functions end with stays apart."""
+    from repogym.generators.statements.observed import Observed
+    from repogym.generators.statements.wording import _group
+
+    traced = Observed(function="inflection.ordinalize", call="inflection.ordinalize(-11)",
+                      returns="'-11st'", should_return="'-11th'")
+    bare = Observed(function="ordinalize", returns="'-112nd'", should_return="'-112th'")
+    assert list(_group([traced, bare])) == ["inflection.ordinalize"]
+    other = Observed(function="other.ordinalize", call="other.ordinalize(1)", returns="'1'",
+                     should_return="'1st'")
+    assert set(_group([traced, other, bare])) == {"inflection.ordinalize",
+                                                  "other.ordinalize", "ordinalize"}

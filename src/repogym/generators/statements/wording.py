@@ -212,12 +212,23 @@ def _subject(cand: Candidate) -> str:
 
 def _group(observed: Iterable[Observed]) -> dict[str, list[Observed]]:
     """The behaviours by function, each once, for the first :data:`MAX_FUNCTIONS`."""
+    observed = list(observed)
+    qualified = {o.function for o in observed if o.function and "." in o.function}
     groups: dict[str, list[Observed]] = {}
     for o in observed:
-        key = o.function or ""
+        key = _qualified(o.function or "", qualified)
         if o.key not in {x.key for x in groups.get(key, [])}:
             groups.setdefault(key, []).append(o)
     return dict(list(groups.items())[:MAX_FUNCTIONS])
+
+
+def _qualified(name: str, qualified: set[str]) -> str:
+    """A bare name an assertion gave (``ordinalize``) as the one traced function it names
+    (``inflection.ordinalize``): one heading per function, not two."""
+    if not name or "." in name:
+        return name
+    matches = [q for q in qualified if q.rpartition(".")[2] == name]
+    return matches[0] if len(matches) == 1 else name
 
 
 def _clean(line: str, cand: Candidate, f2p: Sequence[str]) -> bool:
