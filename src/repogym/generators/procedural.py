@@ -35,6 +35,7 @@ from typing import Callable, Iterator, Mapping, Sequence
 import tree_sitter_python
 from tree_sitter import Language, Node, Parser, Tree
 
+from repogym import pyast
 from repogym.errors import SourceError
 from repogym.generators.diffs import unified_diff
 from repogym.generators.mutators import MUTATORS, Mutator, NodeMutator, Site
@@ -154,8 +155,8 @@ def _load(root: Path, path: str) -> _File | None:
 def _compiled(text: str, path: str) -> ast.Module | None:
     """The AST of ``text`` if it parses and compiles with this Python, else None."""
     try:
-        module = ast.parse(text, filename=path)
-        compile(module, path, "exec", dont_inherit=True)
+        module = pyast.parse(text, filename=path)
+        pyast.compile_tree(module, path)
     except (SyntaxError, ValueError):
         return None
     return module

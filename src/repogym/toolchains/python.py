@@ -44,6 +44,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Collection, Iterable, Sequence
 
+from repogym import pyast
 from repogym.errors import NoTestsError, SandboxError, TestRunError
 from repogym.sandboxes.base import ExecResult, Sandbox
 from repogym.schemas.records import Checkout, CoverageMap, EnvSpec, TestRun, TimeLimits
@@ -189,7 +190,7 @@ def imported_modules(paths: Iterable[Path]) -> set[str]:
     mods: set[str] = set()
     for path in paths:
         try:
-            tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
+            tree = pyast.parse(path.read_text(encoding="utf-8", errors="replace"))
         except (SyntaxError, ValueError):
             continue
         for node in ast.walk(tree):

@@ -21,6 +21,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from pydantic import ValidationError
 
+from repogym import pyast
 from repogym.generators.diffs import changed_lines, split_lines
 from repogym.schemas.calls import CallKind, CallRecord, CallTrace, Target, TargetKind
 from repogym.toolchains.base import RunPlugin
@@ -84,7 +85,7 @@ def _targets_in(path: str, text: str | None, lines: Iterable[int]) -> Iterator[T
     if not text:
         return
     try:
-        tree = ast.parse(text)
+        tree = pyast.parse(text)
     except (SyntaxError, ValueError):
         return
     scopes = list(_scopes(tree.body, ""))

@@ -12,6 +12,7 @@ from typing import Iterator
 
 from tree_sitter import Node
 
+from repogym import pyast
 from repogym.generators.diffs import split_lines
 from repogym.generators.llm.functions import (
     FunctionTarget, RejectedAnswer, body_rows, extract_code)
@@ -51,7 +52,7 @@ def _parse(code: str) -> ast.Module:
     if not code.strip():
         raise RejectedAnswer("empty answer")
     try:
-        return ast.parse(code)
+        return pyast.parse(code)
     except (SyntaxError, ValueError) as exc:
         raise RejectedAnswer(f"answer does not parse: {exc}") from None
 
@@ -66,7 +67,7 @@ def _known_imports(target: FunctionTarget) -> set[str]:
     known: set[str] = set()
     for text in target.imports:
         try:
-            known.update(ast.dump(s) for s in ast.parse(text).body)
+            known.update(ast.dump(s) for s in pyast.parse(text).body)
         except SyntaxError:
             continue
     return known
@@ -93,7 +94,7 @@ def _find_function(module: ast.Module, target: FunctionTarget) -> ast.FunctionDe
 
 def _check_signature(fn: ast.FunctionDef | ast.AsyncFunctionDef, target: FunctionTarget) -> None:
     try:
-        original = ast.parse(target.code).body[0]
+        original = pyast.parse(target.code).body[0]
     except (SyntaxError, ValueError, IndexError):
         return  # the original does not compile with this Python: the name had to do
     if not isinstance(original, _FUNCTION_AST):
@@ -142,8 +143,8 @@ def _reindent(lines: list[str], indent: str) -> list[str]:
 
 def _compiles(text: str) -> ast.Module | None:
     try:
-        module = ast.parse(text)
-        compile(module, "<llm>", "exec", dont_inherit=True)
+        module = pyast.parse(text)
+        pyast.compile_tree(module, "<llm>")
     except (SyntaxError, ValueError):
         return None
     return module

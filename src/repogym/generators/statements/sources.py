@@ -14,6 +14,7 @@ import ast
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from repogym import pyast
 from repogym.generators.statements.observed import Comparison
 from repogym.generators.statements.values import same_value
 
@@ -36,7 +37,7 @@ def _test_function(source: str, nodeid: str) -> ast.FunctionDef | ast.AsyncFunct
     if not parts:
         return None
     try:
-        body: list[ast.stmt] = ast.parse(source).body
+        body: list[ast.stmt] = pyast.parse(source).body
     except (SyntaxError, ValueError):
         return None
     *classes, name = [p.split("[")[0] for p in parts]

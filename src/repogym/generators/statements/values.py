@@ -8,7 +8,8 @@ tells whether two reprs are the same value (as literals when they parse, else as
 
 from __future__ import annotations
 
-import ast
+
+from repogym import pyast
 import re
 
 MAX_VALUE = 120  # characters of a value shown
@@ -63,6 +64,6 @@ def same_value(a: str, b: str) -> bool:
     """Two reprs of the same value: equal as literals, or (when not literals) as text."""
     a, b = scrub(a), scrub(b)
     try:
-        return bool(ast.literal_eval(a) == ast.literal_eval(b))
+        return bool(pyast.literal_eval(a) == pyast.literal_eval(b))
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return a.strip() == b.strip()
