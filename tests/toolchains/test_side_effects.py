@@ -166,3 +166,79 @@ def test_baseline_keeps_misbehaving_tests_out_of_every_list(run):
     assert names == set(ODD)
     assert not {n.split("::")[-1] for n in base.passing} & set(ODD)
     assert {n.split("::")[-1] for n in base.stable_passing()} == CLEAN
+
+
+OVERRUN = '''
+import os, subprocess, sys, time
+TAG = %(tag)r
+DAEMON = "import os, time\\nif os.fork(): os._exit(0)\\nos.setsid()\\ntime.sleep(60)"
+
+def alive(tag):
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if tag.encode() not in f.read().split(b"\\0"):
+                    continue
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                if f.read().rsplit(b")", 1)[-1].split()[0] != b"Z":
+                    found.append(pid)
+        except OSError:
+            pass
+    return found
+
+def test_soft_overrun():
+    subprocess.run([sys.executable, "-c", DAEMON, TAG + "-soft"], check=True)
+    time.sleep(30)
+
+def test_after_soft_overrun():
+    assert alive(TAG + "-soft") == []
+
+def test_hard_overrun():
+    subprocess.run([sys.executable, "-c", DAEMON, TAG + "-hard"], check=True)
+    while True:  # swallows the interruption: the run is killed
+        try:
+            time.sleep(30)
+        except BaseException:
+            pass
+'''
+
+
+def test_processes_a_test_left_when_it_ran_past_its_limit_are_killed(tmp_path):
+    """A test that runs past its limit leaves what it started (here a daemon in a session
+    of its own; in the hostile suite a fork bomb that starved the tests after it): those
+    processes are killed when it is interrupted, and when its run has to be killed."""
+    (tmp_path / "test_overrun.py").write_text(OVERRUN % {"tag": TAG})
+    report, config = tmp_path / "r.jsonl", tmp_path / "cfg.json"
+    limits = {"tests": {}, "default": 1.0, "grace": 0.5, "run": 60}
+    config.write_text(json.dumps({"report": str(report), "nonce": "N", "select": None,
+                                  "limits": limits}))
+    env = {**os.environ, "REPOGYM_PLUGIN_CONFIG": str(config),
+           "PYTHONPATH": str(resources.files("repogym.toolchains.plugins"))}
+    try:
+        with (tmp_path / "log").open("w") as log:
+            proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "repogym_report",
+                                   "-q", "-p", "no:cacheprovider"], cwd=tmp_path, env=env,
+                                  stdout=log, stderr=subprocess.STDOUT, timeout=60,
+                                  start_new_session=True)  # the hard kill is of its group
+        left = [tag for tag in (f"{TAG}-soft", f"{TAG}-hard") if _alive(tag)]
+    finally:
+        _kill_tagged(config)
+    run = parse_report(report.read_text(), nonce="N", exit_code=proc.returncode, duration=1)
+    results = by_name(run)
+    assert results["test_soft_overrun"].timed_out, results
+    assert results["test_after_soft_overrun"].outcome is Outcome.passed, (
+        results["test_after_soft_overrun"].message)
+    assert run.died_in and run.died_in.endswith("test_hard_overrun"), run
+    assert left == []
+
+
+def _alive(tag: str) -> bool:
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if tag.encode() in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0") and \
+                    Path(f"/proc/{pid}/stat").read_bytes().rsplit(b")", 1)[-1].split()[0] != b"Z":
+                return True
+        except OSError:
+            pass
+    return False

@@ -46,7 +46,9 @@ Time limits: with ``limits``, a watchdog thread gives every test (setup to teard
 limit; past it the test is interrupted with ``SIGALRM`` (it fails as timed out and the run
 goes on) and, when it does not come back within ``grace`` seconds, the process group is
 killed after a ``timeout`` event with ``hard: true`` (the host then knows which test it was
-and runs the rest again).
+and runs the rest again). Either way the processes that test started and left running are
+stopped and killed (a fork bomb that left the session would otherwise starve every test
+after it, which would then fail for want of processes or memory, not for what they test).
 
 It is copied in under a random module name per run, so a hack cannot find it by name.
 When ``select`` is a list, only those node ids run (an entry without ``::`` selects every
@@ -86,7 +88,7 @@ import pytest
 _BOUND = {  # watched name -> (module, attribute): compared at the end like the runner's
     "os.write": (os, "write"), "os.open": (os, "open"), "os.close": (os, "close"),
     "os.killpg": (os, "killpg"), "os.getpgid": (os, "getpgid"), "os._exit": (os, "_exit"),
-    "os.getpid": (os, "getpid"), "os.listdir": (os, "listdir"),
+    "os.getpid": (os, "getpid"), "os.listdir": (os, "listdir"), "os.kill": (os, "kill"),
     "time.monotonic": (time, "monotonic"), "time.sleep": (time, "sleep"),
     "signal.signal": (signal, "signal"), "signal.pthread_kill": (signal, "pthread_kill"),
     "sys.setprofile": (sys, "setprofile"), "sys.getprofile": (sys, "getprofile"),
@@ -109,12 +111,13 @@ class _Bound:
     such as freezegun replace every module global that *is* ``time.monotonic`` (ours too),
     while they leave what an object holds alone."""
 
-    __slots__ = ("write", "open", "killpg", "getpgid", "exit", "getpid", "monotonic", "sleep",
+    __slots__ = ("write", "open", "kill", "killpg", "getpgid", "exit", "getpid", "monotonic",
+                 "sleep",
                  "signal", "pthread_kill", "setprofile", "getprofile", "start_thread",
                  "get_ident")
 
     def __init__(self):
-        self.write, self.open = os.write, os.open
+        self.write, self.open, self.kill = os.write, os.open, os.kill
         self.killpg, self.getpgid, self.exit, self.getpid = (os.killpg, os.getpgid, os._exit,
                                                              os.getpid)
         self.monotonic, self.sleep = time.monotonic, time.sleep
@@ -382,6 +385,7 @@ def _check_runner(session, when):
 # -- per-test time limits -------------------------------------------------------------------
 
 _CLOCK = [None]  # (nodeid, deadline, limit, stage) of the running test, replaced whole
+_TIMED_OUT = [False]  # the running test was interrupted at its limit
 _WATCHING = [False]
 _GRACE = _float((_LIMITS or {}).get("grace") or 1.0)
 
@@ -411,6 +415,8 @@ def _watchdog():
                 pass
             continue
         try:
+            if _before is not None:  # what it started outside the process group dies too
+                _reap(_before)
             _B.killpg(_B.getpgid(0), signal.SIGKILL)
         finally:
             _B.exit(137)
@@ -419,6 +425,7 @@ def _watchdog():
 def _on_alarm(signum, frame):
     state = _CLOCK[0]
     if state is not None and state[3] == 1:
+        _TIMED_OUT[0] = True
         raise _Failed(f"Timeout: the test ran past its limit of {state[2]:.1f}s", pytrace=False)
     if _callable(_PREVIOUS_ALARM):
         _PREVIOUS_ALARM(signum, frame)
@@ -583,6 +590,7 @@ _WRITABLE = tuple(os.path.join(p, "") for p in ("/tmp", "/var/tmp", "/dev", "/pr
 _HOSTNAME = socket.gethostname()
 _MAX_EFFECTS = 10
 _LINGER = 1.0  # seconds a test's processes get to finish exiting after its teardown
+_REAP_FOR = 2.0  # seconds to kill what a test that ran past its limit left running
 _current = None  # node id of the running test, None between tests
 _effects = []
 _before = None  # the processes alive when the running test first started one
@@ -728,6 +736,24 @@ def _command(pid):
         return "?"
 
 
+def _reap(before):
+    """Stop, then kill, every process the running test started that is still alive (a
+    fork bomb keeps forking: stopped first, its processes cannot replace the ones killed),
+    for up to ``_REAP_FOR`` seconds. Only for a test that ran past its limit: what it left
+    is a runaway by then, and would starve the tests after it of processes and memory."""
+    deadline = _B.monotonic() + _REAP_FOR
+    while _B.monotonic() < deadline:
+        left = [p for p in _pids() - before - {_B.getpid()} if _started_here(p)]
+        if not left:
+            return
+        for sig in (signal.SIGSTOP, signal.SIGKILL):
+            for pid in left:
+                try:
+                    _B.kill(pid, sig)
+                except OSError:
+                    pass
+
+
 def _left_running(before):
     deadline = _B.monotonic() + _LINGER
     while True:
@@ -745,6 +771,7 @@ def pytest_runtest_protocol(item, nextitem):
     global _current, _before
     _effects.clear()
     _before = None
+    _TIMED_OUT[0] = False
     _current = item.nodeid
     _emit({"event": "begin", "nodeid": item.nodeid})
     _arm(item.nodeid)
@@ -756,6 +783,8 @@ def pytest_runtest_protocol(item, nextitem):
     left = [] if _before is None else _left_running(_before)  # no process started, none left
     if left:
         _note(f"left {_len(left)} process(es) running, e.g. pid {left[0]}: {_command(left[0])}")
+        if _TIMED_OUT[0]:
+            _reap(_before)
     if _effects:
         _emit({"event": "side_effects", "nodeid": item.nodeid, "what": list(_effects)})
 
