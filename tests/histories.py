@@ -363,3 +363,26 @@ def _fix_percent_validation(b: _Builder, h: History) -> None:
            "    with pytest.raises(ValueError):\n        apply_discount(200, 150)\n"
            "    with pytest.raises(ValueError):\n        apply_discount(200, -5)\n")
     h.fix_commits.append(b.commit("apply_discount: reject percentages outside 0..100", h))
+
+
+MISSING_DIST = "repogym-no-such-dist"  # no index serves it: an install that needs it fails
+
+
+def build_history_that_did_not_install(root: Path) -> History:
+    """``shopcart`` installed from a ``requirements.txt`` (no project file: the tests import
+    the working copy) whose first commit needs a distribution no index serves
+    (:data:`MISSING_DIST`); commit 1 is the bulk-threshold fix, so its parent's environment
+    does not install; commit 2 drops that requirement, so HEAD installs."""
+    root.mkdir(parents=True)
+    b, h = _Builder(root), History(root=root)
+    b.git("init", "-q", "-b", "main")
+    for rel, text in INITIAL.items():
+        if rel != "pyproject.toml":
+            b.write(rel, text)
+    b.write("requirements.txt", f"{MISSING_DIST}>=1\n")
+    h.initial_commit = b.commit("Initial shopcart package", h)
+    _fix_bulk_threshold(b, h)
+    b.write("requirements.txt", "# nothing beyond the standard library\n")
+    h.dep_change_commit = b.commit(f"Drop the {MISSING_DIST} requirement", h)
+    h.head = b.git("rev-parse", "HEAD")
+    return h

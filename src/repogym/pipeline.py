@@ -34,7 +34,8 @@ from repogym.limits import policy_for
 from repogym.repos import clone
 from repogym.sandboxes import get_provider
 from repogym.sandboxes.base import Limits, SandboxProvider
-from repogym.errors import RepogymError, TestRunError
+from repogym.build_failures import ATTEMPTS, BuildFailure, BuildLedger
+from repogym.errors import InstallError, RepogymError, TestRunError
 from repogym.schemas.calls import StatementEvidence
 from repogym.schemas.records import (Baseline, Candidate, CandidateKind, Checkout, CoverageMap,
                                      EnvImage,
@@ -250,6 +251,9 @@ def judge_mined(provider: SandboxProvider, env: EnvImage, prepared: Prepared, ba
             continue
         try:
             sub_env = _env_at(provider, prepared, env_commit_of(group[0]), settings)
+        except _DoesNotInstall as known:
+            out += [_does_not_install(c, env.ref, known.failure) for c in group]
+            continue
         except RepogymError as exc:
             out += [_infra(c, env.ref, f"env for {env_commit_of(c)[:12]}: {exc}") for c in group]
             continue
@@ -257,17 +261,57 @@ def judge_mined(provider: SandboxProvider, env: EnvImage, prepared: Prepared, ba
     return out
 
 
+class _DoesNotInstall(Exception):
+    """The environment at a commit is known not to install (:mod:`repogym.build_failures`)."""
+
+    def __init__(self, failure: BuildFailure) -> None:
+        super().__init__(failure.describe())
+        self.failure = failure
+
+
 def _env_at(provider: SandboxProvider, prepared: Prepared, commit: str,
             settings: Settings) -> EnvImage:
+    """The environment at ``commit``, built unless its spec is known not to install.
+
+    Raises:
+        _DoesNotInstall: the spec failed to install :data:`~repogym.build_failures.ATTEMPTS`
+            times (now, or in earlier runs: then it is not built again).
+        RepogymError: the build failed otherwise, or for the first time(s).
+    """
     spec = RepoSpec(source=str(prepared.checkout.path), commit=commit, name=prepared.checkout.name)
     checkout = clone(spec, settings.cache_dir / "history")
     env_spec = prepared.toolchain.env_spec(checkout, settings.base_image)
-    return build_env(provider, Prepared(checkout, prepared.toolchain, env_spec), settings)
+    ledger = BuildLedger(settings.cache_dir / "build-failures")
+    if (known := ledger.get(env_spec)) is not None and known.settled:
+        raise _DoesNotInstall(known)
+    try:
+        env = build_env(provider, Prepared(checkout, prepared.toolchain, env_spec), settings)
+    except InstallError as exc:
+        failure = ledger.record(env_spec, exc)
+        log.warning("%s: env at %s failed to install (%d of %d): %s", prepared.checkout.name,
+                    commit[:12], failure.attempts, ATTEMPTS, exc)
+        if failure.settled:
+            raise _DoesNotInstall(failure) from exc
+        raise
+    if known is not None:
+        ledger.clear(env_spec)
+    return env
 
 
 def _infra(cand: Candidate, image: str, detail: str) -> Judged:
     verdict = Verdict(instance_id=cand.instance_id, status=Status.infra_error,
                       reason="infra:env", detail=detail[:2000])
+    return Judged(candidate=cand, verdict=verdict, statement=cand.statement, image=image)
+
+
+def _does_not_install(cand: Candidate, image: str, failure: BuildFailure) -> Judged:
+    """Rejected: the fix's commit has no environment to judge it in (and will not have one
+    with this recipe: the record is kept, so it is not built again)."""
+    verdict = Verdict(instance_id=cand.instance_id, status=Status.reject,
+                      reason="env:does_not_install", detail=failure.describe()[:2000],
+                      evidence={"env_digest": failure.digest,
+                                "install_attempts": str(failure.attempts),
+                                "recipe_version": failure.recipe_version})
     return Judged(candidate=cand, verdict=verdict, statement=cand.statement, image=image)
 
 

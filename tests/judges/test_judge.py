@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 
 import pytest
 
@@ -52,7 +53,8 @@ def world(request, tmp_path_factory):
     sandbox = provider.open(env)
     base = record_baseline(sandbox, tc, repo="tinycalc", commit=checkout.commit, image=env.ref,
                            runs=2, timeout=120)
-    yield Judge(sandbox, tc, base, JudgeSettings(oracle_runs=2, timeout=8))
+    # no probe set here (test_probes.py is about it); the probe tests below ask for one
+    yield Judge(sandbox, tc, base, JudgeSettings(oracle_runs=2, timeout=8, probes=0))
     sandbox.close()
 
 
@@ -192,7 +194,8 @@ def fresh_judge(world, **kw):
     """A judge on the world's sandbox with probe sets of its own (in memory, or a folder)."""
     from repogym.judges.probe_sets import ProbeSets
 
-    return Judge(world.sandbox, world.toolchain, world.baseline, world.settings,
+    settings = dataclasses.replace(world.settings, probes=2)
+    return Judge(world.sandbox, world.toolchain, world.baseline, settings,
                  probe_sets=ProbeSets(kw.pop("folder", None)), image=kw.pop("image", "img"))
 
 
@@ -214,6 +217,35 @@ def test_accepted_task_that_a_probe_games_goes_to_review(world, monkeypatch):
     other = judge.judge(bug(OPS.replace("return a + b", "return a * b")))
     assert (other.verdict.status, other.verdict.reason) == (Status.review, "probe:cheat")
     assert cand.instance_id in other.verdict.detail
+
+
+def test_a_probe_score_that_does_not_repeat_is_a_flaky_task_not_a_gamed_image(
+        world, monkeypatch, tmp_path):
+    """The probe set runs on the first accepted task; a probe that scores is graded again.
+    Here the task's FAIL_TO_PASS test passes by chance in the first grading under the probe
+    (the grader runs it twice), never again: the task goes to review as flaky, naming that test, and the
+    set is not kept -- the next task of the image is probed again and accepted."""
+    local_only(world)  # the coin lives on the host, outside the sandbox's reset
+    from repogym.judges import probes
+
+    coin = tmp_path / "coin"
+    broken = OPS.replace("return a + b", "return a - b")
+    lucky = broken.replace("    return a - b", (  # right the first two times (one grading)
+        f"    import os\n    n = os.path.getsize({str(coin)!r}) if os.path.exists({str(coin)!r}) "
+        f"else 0\n    open({str(coin)!r}, 'a').write('x')\n    return a + b if n < 2 else a - b"))
+
+    class Lucky(probes.Probe):  # a patch that fixes nothing but, once, the test passes
+        def patch(self, ctx):
+            return unified_diff("tinycalc/ops.py", broken, lucky)
+
+    monkeypatch.setattr(probes.PROBES, "_items", {"lucky": Lucky})
+    judge = fresh_judge(world)
+    j = judge.judge(bug(broken))
+    assert (j.verdict.status, j.verdict.reason) == (Status.review, "flaky:fail_to_pass"), j.verdict
+    assert ADD in j.verdict.detail and "1, 0, 0" in j.verdict.detail
+    again = judge.judge(bug(broken))  # the coin is spent: probed again, nothing scores
+    assert again.verdict.status is Status.accept, again.verdict
+    assert again.verdict.evidence["probes_passed"] == f"1 probes on {bug(broken).instance_id}"
 
 
 def test_the_probe_set_runs_once_per_image_and_verifier(world, monkeypatch, tmp_path):

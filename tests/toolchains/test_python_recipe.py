@@ -26,7 +26,8 @@ def test_pyproject_extras_are_installed_editable(tmp_path):
     steps = PythonToolchain().install_steps(tmp_path)
     assert any("-e '.[tests]'" in s for s in steps)
     assert any("hypothesis=hypothesis" in s for s in steps)
-    assert steps[-1] == "python -m pip install -q --no-deps -e . || true"
+    assert steps[-1].endswith(" || python -m pip install -q --no-deps -e . || true")
+    assert "distribution('x')" in steps[-1]  # skipped while x is still installed editable
     assert not any("docs" in s for s in steps)
 
 
@@ -83,3 +84,32 @@ def test_sdist_version_is_pretended_for_setuptools_scm(tmp_path):
                      "tests/test_a.py": ""})
     steps = PythonToolchain().install_steps(tmp_path)
     assert all(s.startswith("export SETUPTOOLS_SCM_PRETEND_VERSION=2.3.1; ") for s in steps)
+
+
+@pytest.mark.parametrize("name, editable", [("repogym", True), ("pytest", False),
+                                            ("repogym-not-installed", False)])
+def test_the_reinstall_runs_only_when_the_project_is_no_longer_editable(tmp_path, name,
+                                                                        editable):
+    """The recipe's last step reinstalls the working copy only when the test tools replaced
+    it; the check is run here by this interpreter, in whose environment repogym is an
+    editable install and pytest a regular one."""
+    import subprocess
+    import sys
+
+    from repogym.toolchains.python import _still_editable
+
+    write(tmp_path, {"pyproject.toml": f'[project]\nname = "{name}"\n'})
+    check = _still_editable(tmp_path)
+    assert check.endswith(" || ")
+    code = check.removesuffix(" || ").replace("python -I", f"{sys.executable} -I", 1)
+    ran = subprocess.run(["bash", "-c", code], cwd=tmp_path)
+    assert (ran.returncode == 0) is editable
+
+
+def test_no_check_without_a_static_name(tmp_path):
+    from repogym.toolchains.python import _still_editable
+
+    write(tmp_path, {"setup.py": "from setuptools import setup\nsetup(name='x' + 'y')\n"})
+    assert _still_editable(tmp_path) == ""
+    write(tmp_path, {"setup.cfg": "[metadata]\nname = Cfg_Name\n"})
+    assert "distribution('cfg-name')" in _still_editable(tmp_path)

@@ -65,6 +65,7 @@ from repogym.toolchains.resume import merged, run_to_end
 
 STATUS = "git status --porcelain --untracked-files=all"
 SANITY_TESTS = 5  # clean-state tests run to tell a broken sandbox from a blunt bug
+PROBE_CONFIRMATIONS = 2  # gradings again of a probe that scored: a hack scores every time
 
 
 @dataclass(frozen=True)
@@ -207,9 +208,7 @@ class Judge:
         run once on its first accepted task; one that scores sends the task to review (its
         tests can be gamed that way), with the probe named. Per task, only what differs per
         task: a gold patch that changes a file grading protects must still score 1 when
-        graded (else the task cannot be solved as graded: rejected)."""
-        if self.settings.probes <= 0:
-            return verdict
+        graded (else the task cannot be solved as graded: rejected), probes on or off."""
         spec = GradingSpec(instance_id=cand.instance_id, image=self.image,
                            base_commit=cand.base_commit, bug_patch=cand.bug_patch,
                            test_patch=cand.test_patch, FAIL_TO_PASS=verdict.fail_to_pass,
@@ -222,8 +221,20 @@ class Judge:
             raise _Reject(Status.reject, "gold_discarded",
                           f"the fix changes {guarded[0]}, which grading restores: graded, "
                           "the gold patch does not score 1")
+        if self.settings.probes <= 0:  # the check above is the task's own: it always runs
+            return verdict
         probes = self.probe_sets.get_or_run(self.image or f"sandbox-{id(self.sandbox)}",
                                             lambda: self._probe_set(cand, spec))
+        if probes.unsteady:  # run on this task just now: its tests, not the image, are odd
+            name = sorted(probes.unsteady)[0]
+            seen = ", ".join(f"{r:g}" for r in probes.unsteady[name])
+            passed = ", ".join(probes.chance_passes[:3]) or "its FAIL_TO_PASS tests"
+            return verdict.model_copy(update={
+                "status": Status.review, "reason": "flaky:fail_to_pass",
+                "detail": f"graded {len(probes.unsteady[name])} times with the reward hack "
+                          f"{name!r}, the task scored {seen}: a score that does not repeat is "
+                          f"chance, not a hack -- at the broken state {passed} passed once, "
+                          "so FAIL_TO_PASS is flaky there (drop the flaky test, or reject)"})
         if scoring := probes.scoring():
             return verdict.model_copy(update={
                 "status": Status.review, "reason": f"probe:{scoring[0]}",
@@ -237,10 +248,22 @@ class Judge:
         """Every probe that applies to this task, graded as trainers grade."""
         sources = cand.files or tuple(changed_lines(cand.gold_patch))
         ctx = context_in(self.sandbox, spec, sources)
-        scores = {name: self._grade(spec, patch).reward
-                  for name, patch in probe_patches(ctx).items()}
+        scores: dict[str, float] = {}
+        unsteady: dict[str, tuple[float, ...]] = {}
+        chance: dict[str, None] = {}
+        for name, patch in probe_patches(ctx).items():
+            first = self._grade(spec, patch)
+            scores[name] = first.reward
+            if first.reward <= 0:
+                continue
+            rewards = (first.reward, *(self._grade(spec, patch).reward
+                                       for _ in range(PROBE_CONFIRMATIONS)))
+            if len(set(rewards)) > 1:
+                unsteady[name] = rewards
+                chance.update(dict.fromkeys(t for t in spec.FAIL_TO_PASS
+                                            if first.outcomes.get(t) is Outcome.passed))
         return ProbeSet(image=spec.image, verifier=verifier_version(), task=cand.instance_id,
-                        scores=scores)
+                        scores=scores, unsteady=unsteady, chance_passes=tuple(chance))
 
     def _grade(self, spec: GradingSpec, patch: str) -> Result:
         return grade_in(self.sandbox, self.toolchain, spec, patch, timeout=self.settings.timeout,

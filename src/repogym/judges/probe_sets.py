@@ -9,6 +9,11 @@ that image, and again when either changes. Each task then gets only what can dif
 task: its gold patch must change no file grading protects (else the fix itself would be
 thrown away when graded), and the image's probe set must have scored nothing.
 
+A probe that scores is graded again: a hack scores every time. A score that does not repeat
+is chance -- the task's FAIL_TO_PASS tests pass now and then at the broken state -- so that
+task goes to review as flaky, and its set is not kept (it says nothing of the image): the
+next accepted task of the image is probed again.
+
 :class:`ProbeSets` keeps the results: in memory, and in a folder when given (one JSON file
 per image and verifier version), so later runs of the pipeline reuse them.
 """
@@ -56,11 +61,22 @@ class ProbeSet(Record):
     verifier: str
     task: str  # the instance it ran on
     scores: dict[str, float] = Field(default_factory=dict)  # the probes that applied
+    # probes whose score did not repeat when graded again (probe -> the rewards, in order):
+    # chance, so the task's FAIL_TO_PASS tests are flaky, and the set says nothing of the image
+    unsteady: dict[str, tuple[float, ...]] = Field(default_factory=dict)
+    chance_passes: tuple[str, ...] = ()  # FAIL_TO_PASS tests that passed under such a probe
     seconds: float = 0.0
 
+    @property
+    def steady(self) -> bool:
+        """Every score repeated: the set speaks for the image, and is kept."""
+        return not self.unsteady
+
     def scoring(self) -> list[str]:
-        """The probes that scored more than 0: the image's tests can be gamed that way."""
-        return sorted(name for name, reward in self.scores.items() if reward > 0)
+        """The probes that scored more than 0 every time: the image's tests can be gamed
+        that way."""
+        return sorted(name for name, reward in self.scores.items()
+                      if reward > 0 and name not in self.unsteady)
 
 
 class ProbeSets:
@@ -82,9 +98,12 @@ class ProbeSets:
             if known is None:
                 start = time.monotonic()
                 known = run().model_copy(update={"seconds": round(time.monotonic() - start, 3)})
+                log.info("probe set for %s: %d probes in %.1fs, scoring: %s%s", image,
+                         len(known.scores), known.seconds, known.scoring() or "none",
+                         "" if known.steady else f", unsteady: {sorted(known.unsteady)}")
+                if not known.steady:  # the task's tests are flaky: the next task probes again
+                    return known
                 self._save(known)
-                log.info("probe set for %s: %d probes in %.1fs, scoring: %s", image,
-                         len(known.scores), known.seconds, known.scoring() or "none")
             self._known[image] = known
             return known
 

@@ -53,7 +53,7 @@ from repogym.toolchains.base import (TOOLCHAINS, CallTracing, RunPlugin, TestRun
                                      Toolchain)
 from repogym.toolchains.pytest_report import parse_report
 
-RECIPE_VERSION = "py-4"
+RECIPE_VERSION = "py-5"
 TEST_EXTRAS = ("test", "tests", "testing", "dev")
 TEST_REQUIREMENT_FILES = (
     "requirements-test.txt", "requirements_test.txt", "test-requirements.txt",
@@ -173,6 +173,18 @@ def _walk_py(repo: Path) -> Iterable[Path]:
             yield path
 
 
+def _still_editable(repo: Path) -> str:
+    """A shell test, with ``||``, that the project's distribution is installed in editable
+    mode (its ``direct_url.json`` says so); empty when its name is not declared statically."""
+    name = pydeps.project_name(repo)
+    if not name or not re.fullmatch(r"[a-z0-9][a-z0-9._-]*", name):
+        return ""
+    code = ("import importlib.metadata as m, json, sys; "
+            f"u = m.distribution('{name}').read_text('direct_url.json') or '{{}}'; "
+            "sys.exit(0 if json.loads(u).get('dir_info', {}).get('editable') else 1)")
+    return f'python -I -c "{code}" 2>/dev/null || '  # -I: not the tree's egg-info
+
+
 def top_level_names(repo: Path) -> set[str]:
     """Module names the repository itself provides (so they are never pip-installed)."""
     names = set()
@@ -271,8 +283,9 @@ class PythonToolchain(Toolchain):
         steps.append(self._test_tools_step(repo))
         if has_project:
             # test tools may have replaced the project (pytest needs iniconfig, pluggy, ...):
-            # make sure the code imported is the working copy's
-            steps.append("python -m pip install -q --no-deps -e . || true")
+            # make sure the code imported is the working copy's (when the project is still
+            # installed in editable mode, as it usually is, a reinstall only costs a build)
+            steps.append(_still_editable(repo) + "python -m pip install -q --no-deps -e . || true")
         version = sdist_version(repo)
         if version:  # an sdist has no git tags: setuptools-scm would invent 0.1.dev1
             steps = [f"export SETUPTOOLS_SCM_PRETEND_VERSION={shlex.quote(version)}; {s}"

@@ -154,6 +154,25 @@ def _table(value: object) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def project_name(repo: Path) -> str | None:
+    """The project's distribution name as declared (``pyproject.toml``'s ``[project]`` or
+    Poetry table, else ``setup.cfg``'s ``[metadata]``), normalized; None when not declared
+    statically (a ``setup.py`` computes it)."""
+    name = _project_name(_load_toml(repo / "pyproject.toml", []))
+    if name or not (repo / "setup.cfg").is_file():
+        return name
+    import configparser
+
+    cfg = configparser.ConfigParser(interpolation=None)
+    try:
+        cfg.read(repo / "setup.cfg", encoding="utf-8")
+        declared = cfg.get("metadata", "name", fallback=None)
+    except (configparser.Error, OSError, UnicodeDecodeError):
+        return None
+    return normalize(declared) if declared and "%" not in declared and "{" not in declared \
+        else None
+
+
 def _project_name(pyproject: dict[str, Any]) -> str | None:
     name = _table(pyproject.get("project")).get("name") or \
         _table(_table(pyproject.get("tool")).get("poetry")).get("name")
