@@ -35,15 +35,62 @@ def _docker_client():
         return None
 
 
+LOCAL_ENVS_KEEP_DAYS = 14
+
+
 @pytest.fixture(scope="session", autouse=True)
 def shared_local_envs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """One folder of local environments for the session (``Settings.local_envs``): they are
-    content-addressed, and the tests' repositories commit at one date, so a test whose
-    project another test built already reuses it instead of installing it again."""
-    root = tmp_path_factory.mktemp("local-envs")
+    """One folder of local environments (``Settings.local_envs``), kept between sessions as
+    the Docker engine keeps env images: they are content-addressed (commit, recipe, base),
+    and the tests' repositories commit at one date, so a test whose project was built before
+    (by another test, or an earlier session) reuses it instead of installing it again.
+
+    ``REPOGYM_TEST_LOCAL_ENVS`` names the folder (default ``~/.cache/repogym-tests/
+    local-envs``; ``fresh``: a new one for this session). Environments built for one test
+    run only (a per-run recipe) are removed by a later session, the rest after
+    :data:`LOCAL_ENVS_KEEP_DAYS` days."""
+    wanted = os.environ.get("REPOGYM_TEST_LOCAL_ENVS", "")
+    if wanted == "fresh":
+        root = tmp_path_factory.mktemp("local-envs")
+    else:
+        root = Path(wanted or Path.home() / ".cache" / "repogym-tests" / "local-envs")
+        root.mkdir(parents=True, exist_ok=True)
+        prune_local_envs(root)
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("REPOGYM_LOCAL_ENVS", str(root))
         yield root
+
+
+def prune_local_envs(root: Path, keep_days: float = LOCAL_ENVS_KEEP_DAYS) -> None:
+    """Remove environments built for one test run (recipe ``test-*``) and half-built ones,
+    once a few hours old (another session may be using them), and any older than
+    ``keep_days``; one being built (its build lock held) stays."""
+    import fcntl
+    import json
+    import shutil
+    import time
+
+    from repogym.sandboxes.local import MARKER
+
+    now = time.time()
+    for env in [e for e in root.iterdir() if e.is_dir()]:
+        marker = env / MARKER
+        try:
+            built = marker.stat().st_mtime
+            one_run = json.loads(marker.read_text()).get("recipe_version", "").startswith("test-")
+        except (OSError, ValueError):
+            built, one_run = None, True
+        age = now - (built if built is not None else env.stat().st_mtime)
+        if not (age > keep_days * 86400 or (one_run and age > 3 * 3600)):
+            continue
+        lock = env.with_name(env.name + ".build.lock")
+        with lock.open("a") as held:
+            try:
+                fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                continue
+            shutil.rmtree(env, ignore_errors=True)
+        lock.unlink(missing_ok=True)
 
 
 @pytest.fixture(scope="session")
