@@ -154,6 +154,18 @@ def test_mined_fix_whose_tests_pass_before_is_a_no_op(world):
     assert (j.verdict.status, j.verdict.reason) == (Status.reject, "no_op")
 
 
+def test_mined_fix_whose_states_collect_no_test_is_not_a_no_op(world):
+    """At an old commit the test files may not be where the configuration looks (a
+    ``test.py`` before ``python_files`` named it): pytest collects nothing in either state,
+    which says nothing of the fix -- an env mismatch, not a no-op."""
+    gone = "".join(reverse_diff(new_file_diff(path, OLD_PROJECT[path])) for path in OLD_PROJECT
+                   if path.startswith("tests/"))  # deleted: nothing left to collect
+    j = world.judge(mined(test_patch=gone))
+    assert (j.verdict.status, j.verdict.reason) == (Status.reject, "env_mismatch:no_tests"), \
+        j.verdict
+    assert "collects no test" in j.verdict.detail
+
+
 LOOKUP = ("    import socket\n    try:\n        socket.getaddrinfo('repogym-nowhere.invalid', 80)\n"
           "    except OSError:\n        pass\n")
 

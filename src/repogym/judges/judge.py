@@ -386,6 +386,14 @@ class Judge:
             if why is not None and (kind == "env_mismatch" or not with_gold):
                 self._blame(exc, f"{kind}:{why[0]}", f"the {state} state {why[1]}")
             raise
+        if run.finished and not run.results and (kind == "env_mismatch" or not with_gold):
+            # a complete report (nonce, exit code) of a run that collected nothing is a fact
+            # about that state, not about the sandbox -- and says nothing of the fix (a commit
+            # whose test files are not where its configuration looks, e.g. a ``test.py``
+            # before ``python_files`` named it): never a no-op
+            raise _Reject(Status.reject, f"{kind}:no_tests",
+                          f"the {state} state collects no test (pytest exit {run.exit_code}): "
+                          "its test files are not where its configuration looks for them")
         if run.all_errored() and (kind == "env_mismatch" or not with_gold):
             self._blame(RunInfraError("infra:all_tests_error", f"{state} run: every test "
                                       f"errored: {run.log_tail[-300:]}"),
