@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from repogym.build_failures import ATTEMPTS, BuildFailure, BuildLedger
+from repogym.build_failures import ATTEMPTS, BuildLedger
 from repogym.config import Settings
 from repogym.datasets import DatasetStore
-from repogym.errors import InstallError
-from repogym.pipeline import _DoesNotInstall, _env_at, prepare, run_repo, unseen
+from repogym.errors import EnvDoesNotInstall, InstallError
+from repogym.pipeline import _env_at, prepare, run_repo, unseen
 from repogym.sandboxes import get_provider
 from repogym.schemas.records import EnvSpec, RepoSpec, Status
 from tests.histories import MISSING_DIST, build_history_that_did_not_install
@@ -94,8 +94,7 @@ def test_a_fix_whose_env_does_not_install_is_rejected_when_the_failure_repeats(h
     logs = [p for p in (settings.logs_dir / "shopcart").rglob("*") if p.is_file()]
     assert logs  # the two builds kept their logs
     stamps = {p: p.stat().st_mtime_ns for p in logs}
-    with pytest.raises(_DoesNotInstall) as known:
+    with pytest.raises(EnvDoesNotInstall) as known:
         _env_at(get_provider("docker", settings), prepared, history.initial_commit, settings)
     assert known.value.failure.attempts == ATTEMPTS  # not counted again ...
     assert {p: p.stat().st_mtime_ns for p in logs} == stamps  # ... nor built
-    assert isinstance(known.value.failure, BuildFailure)

@@ -10,7 +10,8 @@ the *task* failed (a verdict, not an exception), the *infrastructure* failed
     │   ├── SourceError            not a git repo / cannot be cloned / bad commit
     │   ├── NoTestsError           the repository has no tests we can run
     │   ├── ConfigError            invalid setting or configuration file
-    │   └── UnknownPluginError     a plug-in name that is not registered
+    │   ├── UnknownPluginError     a plug-in name that is not registered
+    │   └── EnvDoesNotInstall      a commit's env failed to install in repeated builds
     ├── InfraError                 infrastructure broke; the judge reports ``infra_error``
     │   ├── SandboxError           a sandbox could not start, exec, read or write
     │   ├── ImageBuildError        the base image or an env image could not be built
@@ -22,6 +23,10 @@ the *task* failed (a verdict, not an exception), the *infrastructure* failed
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from repogym.build_failures import BuildFailure
 
 
 class RepogymError(Exception):
@@ -53,6 +58,16 @@ class UnknownPluginError(InputError, KeyError):
 
     def __str__(self) -> str:  # KeyError would otherwise repr() the message
         return str(self.args[0])
+
+
+class EnvDoesNotInstall(InputError):
+    """The environment at a commit is known not to install: its spec failed in repeated
+    builds (:mod:`repogym.build_failures`), so it is not built again. A fact about that
+    commit with this recipe, not an infrastructure failure."""
+
+    def __init__(self, failure: "BuildFailure") -> None:
+        super().__init__(failure.describe())
+        self.failure = failure
 
 
 class InfraError(RepogymError):

@@ -35,7 +35,7 @@ from repogym.repos import clone
 from repogym.sandboxes import get_provider
 from repogym.sandboxes.base import Limits, SandboxProvider
 from repogym.build_failures import ATTEMPTS, BuildFailure, BuildLedger
-from repogym.errors import InstallError, RepogymError, TestRunError
+from repogym.errors import EnvDoesNotInstall, InstallError, RepogymError, TestRunError
 from repogym.schemas.calls import StatementEvidence
 from repogym.schemas.records import (Baseline, Candidate, CandidateKind, Checkout, CoverageMap,
                                      EnvImage,
@@ -251,7 +251,7 @@ def judge_mined(provider: SandboxProvider, env: EnvImage, prepared: Prepared, ba
             continue
         try:
             sub_env = _env_at(provider, prepared, env_commit_of(group[0]), settings)
-        except _DoesNotInstall as known:
+        except EnvDoesNotInstall as known:
             out += [_does_not_install(c, env.ref, known.failure) for c in group]
             continue
         except RepogymError as exc:
@@ -261,20 +261,12 @@ def judge_mined(provider: SandboxProvider, env: EnvImage, prepared: Prepared, ba
     return out
 
 
-class _DoesNotInstall(Exception):
-    """The environment at a commit is known not to install (:mod:`repogym.build_failures`)."""
-
-    def __init__(self, failure: BuildFailure) -> None:
-        super().__init__(failure.describe())
-        self.failure = failure
-
-
 def _env_at(provider: SandboxProvider, prepared: Prepared, commit: str,
             settings: Settings) -> EnvImage:
     """The environment at ``commit``, built unless its spec is known not to install.
 
     Raises:
-        _DoesNotInstall: the spec failed to install :data:`~repogym.build_failures.ATTEMPTS`
+        EnvDoesNotInstall: the spec failed to install :data:`~repogym.build_failures.ATTEMPTS`
             times (now, or in earlier runs: then it is not built again).
         RepogymError: the build failed otherwise, or for the first time(s).
     """
@@ -283,7 +275,7 @@ def _env_at(provider: SandboxProvider, prepared: Prepared, commit: str,
     env_spec = prepared.toolchain.env_spec(checkout, settings.base_image)
     ledger = BuildLedger(settings.cache_dir / "build-failures")
     if (known := ledger.get(env_spec)) is not None and known.settled:
-        raise _DoesNotInstall(known)
+        raise EnvDoesNotInstall(known)
     try:
         env = build_env(provider, Prepared(checkout, prepared.toolchain, env_spec), settings)
     except InstallError as exc:
@@ -291,7 +283,7 @@ def _env_at(provider: SandboxProvider, prepared: Prepared, commit: str,
         log.warning("%s: env at %s failed to install (%d of %d): %s", prepared.checkout.name,
                     commit[:12], failure.attempts, ATTEMPTS, exc)
         if failure.settled:
-            raise _DoesNotInstall(failure) from exc
+            raise EnvDoesNotInstall(failure) from exc
         raise
     if known is not None:
         ledger.clear(env_spec)

@@ -235,8 +235,9 @@ def test_a_probe_score_that_does_not_repeat_is_a_flaky_task_not_a_gamed_image(
         world, monkeypatch, tmp_path):
     """The probe set runs on the first accepted task; a probe that scores is graded again.
     Here the task's FAIL_TO_PASS test passes by chance in the first grading under the probe
-    (the grader runs it twice), never again: the task goes to review as flaky, naming that test, and the
-    set is not kept -- the next task of the image is probed again and accepted."""
+    (the grader runs it twice), never again: the task goes to review as flaky, naming that
+    test, and the set is not kept -- the next task of the image is probed again and
+    accepted."""
     local_only(world)  # the coin lives on the host, outside the sandbox's reset
     from repogym.judges import probes
 

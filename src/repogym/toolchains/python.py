@@ -261,10 +261,9 @@ class PythonToolchain(Toolchain):
         has_project = any((repo / m).exists() for m in ("pyproject.toml", "setup.py", "setup.cfg"))
         if has_project:
             extras = sorted(declared_extras(repo) & set(TEST_EXTRAS))
-            tries = [f".[{','.join(extras)}]"] if extras else []  # editable, then not
-            steps.append(" || ".join(f"python -m pip install -q {opt}{shlex.quote(spec)}"
-                                     for opt, spec in [*(("-e ", t) for t in tries),
-                                                       ("-e ", "."), ("", ".")]))
+            tries = [f"-e {shlex.quote('.[' + ','.join(extras) + ']')}"] if extras else []
+            steps.append(" || ".join(f"python -m pip install -q {t}"  # editable, then not
+                                     for t in [*tries, "-e .", "."]))
         elif (repo / "requirements.txt").exists():
             steps.append("python -m pip install -q -r requirements.txt")
         for rel in TEST_REQUIREMENT_FILES:

@@ -30,6 +30,7 @@ reason in :attr:`DeclaredDeps.skipped`, and a file that is not valid TOML is nam
 
 from __future__ import annotations
 
+import configparser
 import re
 import shlex
 import tomllib
@@ -161,8 +162,6 @@ def project_name(repo: Path) -> str | None:
     name = _project_name(_load_toml(repo / "pyproject.toml", []))
     if name or not (repo / "setup.cfg").is_file():
         return name
-    import configparser
-
     cfg = configparser.ConfigParser(interpolation=None)
     try:
         cfg.read(repo / "setup.cfg", encoding="utf-8")

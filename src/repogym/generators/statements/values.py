@@ -8,9 +8,9 @@ tells whether two reprs are the same value (as literals when they parse, else as
 
 from __future__ import annotations
 
+import re
 
 from repogym import pyast
-import re
 
 MAX_VALUE = 120  # characters of a value shown
 
