@@ -194,6 +194,19 @@ def test_soft_overrun():
 def test_after_soft_overrun():
     assert alive(TAG + "-soft") == []
 
+def test_leaves_a_swarm():  # passes, but leaves a runaway's worth (a fork bomb's) running
+    for _ in range(20):
+        subprocess.run([sys.executable, "-c", DAEMON, TAG + "-swarm"], check=True)
+
+def test_after_swarm():
+    assert alive(TAG + "-swarm") == []
+
+def test_leaves_a_server():  # as a fixture's server would be: left alone
+    subprocess.run([sys.executable, "-c", DAEMON, TAG + "-server"], check=True)
+
+def test_after_server():
+    assert len(alive(TAG + "-server")) == 1
+
 def test_hard_overrun():
     subprocess.run([sys.executable, "-c", DAEMON, TAG + "-hard"], check=True)
     while True:  # swallows the interruption: the run is killed
@@ -207,7 +220,9 @@ def test_hard_overrun():
 def test_processes_a_test_left_when_it_ran_past_its_limit_are_killed(tmp_path):
     """A test that runs past its limit leaves what it started (here a daemon in a session
     of its own; in the hostile suite a fork bomb that starved the tests after it): those
-    processes are killed when it is interrupted, and when its run has to be killed."""
+    processes are killed when it is interrupted, and when its run has to be killed. So are
+    the processes of a passing test that leaves a runaway's worth of them (a fork bomb that
+    sleeps less than its limit); one server left running is left alone."""
     (tmp_path / "test_overrun.py").write_text(OVERRUN % {"tag": TAG})
     report, config = tmp_path / "r.jsonl", tmp_path / "cfg.json"
     limits = {"tests": {}, "default": 1.0, "grace": 0.5, "run": 60}
@@ -227,8 +242,8 @@ def test_processes_a_test_left_when_it_ran_past_its_limit_are_killed(tmp_path):
     run = parse_report(report.read_text(), nonce="N", exit_code=proc.returncode, duration=1)
     results = by_name(run)
     assert results["test_soft_overrun"].timed_out, results
-    assert results["test_after_soft_overrun"].outcome is Outcome.passed, (
-        results["test_after_soft_overrun"].message)
+    for after in ("test_after_soft_overrun", "test_after_swarm", "test_after_server"):
+        assert results[after].outcome is Outcome.passed, (after, results[after].message)
     assert run.died_in and run.died_in.endswith("test_hard_overrun"), run
     assert left == []
 

@@ -590,7 +590,8 @@ _WRITABLE = tuple(os.path.join(p, "") for p in ("/tmp", "/var/tmp", "/dev", "/pr
 _HOSTNAME = socket.gethostname()
 _MAX_EFFECTS = 10
 _LINGER = 1.0  # seconds a test's processes get to finish exiting after its teardown
-_REAP_FOR = 2.0  # seconds to kill what a test that ran past its limit left running
+_REAP_FOR = 10.0  # seconds at most to kill what a test that ran past its limit left running
+_RUNAWAY = 16  # processes left running by one test: a runaway (a fork bomb), killed too
 _current = None  # node id of the running test, None between tests
 _effects = []
 _before = None  # the processes alive when the running test first started one
@@ -736,22 +737,46 @@ def _command(pid):
         return "?"
 
 
+def _state(pid):
+    """The process's state letter (``b"R"``, ``b"T"`` for stopped, ...); None once gone."""
+    try:
+        return _read(f"/proc/{pid}/stat").rsplit(b")", 1)[-1].split()[0]
+    except (OSError, IndexError):
+        return None
+
+
 def _reap(before):
-    """Stop, then kill, every process the running test started that is still alive (a
-    fork bomb keeps forking: stopped first, its processes cannot replace the ones killed),
-    for up to ``_REAP_FOR`` seconds. Only for a test that ran past its limit: what it left
-    is a runaway by then, and would starve the tests after it of processes and memory."""
+    """Stop, then kill, every process the running test started that is still alive, for up
+    to ``_REAP_FOR`` seconds. Only for a test that ran past its limit or left at least
+    ``_RUNAWAY`` processes: what it left is a runaway by then, and would starve the tests
+    after it of processes and memory (a server a fixture started is left alone).
+
+    Two passes, so that a fork bomb cannot outrun them however loaded the machine: first
+    every such process is stopped (a stopped process forks no more, and while none dies no
+    process slot is freed for a new one; a fork with a stop pending is restarted, so none
+    slips through), until a listing finds none still running; only then are they killed."""
     deadline = _B.monotonic() + _REAP_FOR
+    own = _B.getpid()
     while _B.monotonic() < deadline:
-        left = [p for p in _pids() - before - {_B.getpid()} if _started_here(p)]
+        running = [p for p in _pids() - before - {own}
+                   if _state(p) not in (None, b"T", b"t", b"Z", b"X") and _started_here(p)]
+        if not running:
+            break
+        for pid in running:
+            try:
+                _B.kill(pid, signal.SIGSTOP)
+            except OSError:
+                pass
+    while _B.monotonic() < deadline + 1.0:
+        left = [p for p in _pids() - before - {own} if _started_here(p)]
         if not left:
             return
-        for sig in (signal.SIGSTOP, signal.SIGKILL):
-            for pid in left:
-                try:
-                    _B.kill(pid, sig)
-                except OSError:
-                    pass
+        for pid in left:
+            try:
+                _B.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        _B.sleep(0.01)
 
 
 def _left_running(before):
@@ -783,7 +808,7 @@ def pytest_runtest_protocol(item, nextitem):
     left = [] if _before is None else _left_running(_before)  # no process started, none left
     if left:
         _note(f"left {_len(left)} process(es) running, e.g. pid {left[0]}: {_command(left[0])}")
-        if _TIMED_OUT[0]:
+        if _TIMED_OUT[0] or _len(left) >= _RUNAWAY:
             _reap(_before)
     if _effects:
         _emit({"event": "side_effects", "nodeid": item.nodeid, "what": list(_effects)})
