@@ -53,7 +53,7 @@ class TestRunner(Protocol):
         self, sandbox: Sandbox, *, timeout: float, select: Sequence[str] | None = None,
         plugins: Sequence[RunPlugin] = (), limits: TimeLimits | None = None,
         exclude: Sequence[str] = (), allowed_changes: Collection[str] | None = (),
-        check_runner: bool = True, exitfirst: bool = False,
+        check_runner: bool = True, exitfirst: bool = False, collect: Sequence[str] = (),
     ) -> TestRun: ...
 
 
@@ -81,7 +81,7 @@ class Toolchain(ABC):
         self, sandbox: Sandbox, *, timeout: float, select: Sequence[str] | None = None,
         plugins: Sequence[RunPlugin] = (), limits: TimeLimits | None = None,
         exclude: Sequence[str] = (), allowed_changes: Collection[str] | None = (),
-        check_runner: bool = True, exitfirst: bool = False,
+        check_runner: bool = True, exitfirst: bool = False, collect: Sequence[str] = (),
     ) -> TestRun:
         """Run the tests (all, or only the node ids in ``select``, never those in
         ``exclude``) and parse every outcome.
@@ -97,6 +97,9 @@ class Toolchain(ABC):
                 record them all, judge none (the baseline's own runs).
             check_runner: False skips the runner's integrity checks (runs of repogym's own
                 candidates, which do not tamper: they cost a few tens of ms a run).
+            collect: test files to collect although the runner's configuration does not
+                name them (a test patch's files at a commit whose configuration looks
+                elsewhere); the files of the node ids in ``select`` are collected so too.
             exitfirst: stop at the first test that does not pass (a binary grade is 0
                 then; the tests after it are missing from the run).
 

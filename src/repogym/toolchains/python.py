@@ -315,11 +315,12 @@ class PythonToolchain(Toolchain):
         self, sandbox: Sandbox, *, timeout: float, select: Sequence[str] | None = None,
         plugins: Sequence[RunPlugin] = (), limits: TimeLimits | None = None,
         exclude: Sequence[str] = (), allowed_changes: Collection[str] | None = (),
-        check_runner: bool = True, exitfirst: bool = False,
+        check_runner: bool = True, exitfirst: bool = False, collect: Sequence[str] = (),
     ) -> TestRun:
         run, _ = self._pytest(sandbox, timeout=timeout, select=select, plugins=plugins,
                               limits=limits, exclude=exclude, allowed_changes=allowed_changes,
-                              check_runner=check_runner, exitfirst=exitfirst)
+                              check_runner=check_runner, exitfirst=exitfirst,
+                              collect=collect)
         return run
 
     def warm_runner(self, sandbox: Sandbox) -> TestRunner:
@@ -359,11 +360,13 @@ class PythonToolchain(Toolchain):
                 limits: TimeLimits | None = None, exclude: Sequence[str] = (),
                 allowed_changes: Collection[str] | None = (),
                 check_runner: bool = True,
-                exitfirst: bool = False) -> tuple[TestRun, bytes | None]:
+                exitfirst: bool = False,
+                collect: Sequence[str] = ()) -> tuple[TestRun, bytes | None]:
         files = _RunFiles.place(sandbox, plugins, {
             "select": sorted(select) if select is not None else None,
             "exclude": sorted(exclude), "limits": limits.plugin_config() if limits else None,
-            "check_runner": check_runner, "exitfirst": exitfirst})
+            "check_runner": check_runner, "exitfirst": exitfirst,
+            "collect": sorted(collect)})
         cmd = f"python {files.launcher} {files.module} {shlex.join(PYTEST_ARGS)}"
         cmd += "".join(f" -p {placed.module}" for placed in files.extras)
         if coverage:

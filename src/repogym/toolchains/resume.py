@@ -31,7 +31,7 @@ def run_to_end(runner: TestRunner, sandbox: Sandbox, *, timeout: float,
                select: Sequence[str] | None = None, limits: TimeLimits | None = None,
                allowed_changes: Collection[str] | None = (), exclude: Sequence[str] = (),
                plugins: Sequence[RunPlugin] = (), check_runner: bool = True,
-               exitfirst: bool = False,
+               exitfirst: bool = False, collect: Sequence[str] = (),
                restore: Callable[[], None] | None = None,
                stop: Callable[[TestResult], bool] | None = None,
                max_culprits: int = MAX_CULPRITS) -> TestRun:
@@ -50,7 +50,7 @@ def run_to_end(runner: TestRunner, sandbox: Sandbox, *, timeout: float,
                                select=todo, plugins=plugins, limits=limits,
                                exclude=sorted({*exclude, *done}),  # ``select`` may name files
                                allowed_changes=allowed_changes, check_runner=check_runner,
-                               exitfirst=exitfirst)
+                               exitfirst=exitfirst, collect=collect)
         run = _blame_loss(_blame_overrun(run))
         parts.append(run)
         done.update(run.results)

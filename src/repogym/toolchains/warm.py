@@ -55,7 +55,8 @@ class WarmPytest:
                   select: Sequence[str] | None = None, plugins: Sequence[RunPlugin] = (),
                   limits: TimeLimits | None = None, exclude: Sequence[str] = (),
                   allowed_changes: Collection[str] | None = (),
-                  check_runner: bool = True, exitfirst: bool = False) -> TestRun:
+                  check_runner: bool = True, exitfirst: bool = False,
+                  collect: Sequence[str] = ()) -> TestRun:
         """Like :meth:`PythonToolchain.run_tests` (same outcomes), in a forked child.
 
         Raises:
@@ -67,7 +68,7 @@ class WarmPytest:
         if channel is not None:
             run = _WarmRun(self.sandbox, timeout=timeout, select=select, plugins=plugins,
                            limits=limits, exclude=exclude, allowed_changes=allowed_changes,
-                           check_runner=check_runner, exitfirst=exitfirst)
+                           check_runner=check_runner, exitfirst=exitfirst, collect=collect)
             try:
                 result = run.through(channel)
                 self.warm_runs += 1
@@ -85,7 +86,8 @@ class WarmPytest:
         return self.toolchain.run_tests(sandbox, timeout=timeout, select=select, plugins=plugins,
                                         limits=limits, exclude=exclude,
                                         allowed_changes=allowed_changes,
-                                        check_runner=check_runner, exitfirst=exitfirst)
+                                        check_runner=check_runner, exitfirst=exitfirst,
+                                        collect=collect)
 
     def close(self) -> None:
         self._stop()
@@ -142,7 +144,8 @@ class _WarmRun:
     def __init__(self, sandbox: Sandbox, *, timeout: float, select: Sequence[str] | None,
                  plugins: Sequence[RunPlugin], limits: TimeLimits | None,
                  exclude: Sequence[str], allowed_changes: Collection[str] | None,
-                 check_runner: bool = True, exitfirst: bool = False) -> None:
+                 check_runner: bool = True, exitfirst: bool = False,
+                 collect: Sequence[str] = ()) -> None:
         from repogym.toolchains.python import PYTEST_ARGS, RUN_ENV, placed_plugins
 
         self.sandbox, self.timeout, self.allowed = sandbox, timeout, allowed_changes
@@ -154,7 +157,8 @@ class _WarmRun:
                   "select": sorted(select) if select is not None else None,
                   "exclude": sorted(exclude),
                   "limits": limits.plugin_config() if limits else None,
-                  "check_runner": check_runner, "exitfirst": exitfirst}
+                  "check_runner": check_runner, "exitfirst": exitfirst,
+                  "collect": sorted(collect)}
         self.request = {
             "op": "run", "dir": scratch, "plugin": f"rg_{secrets.token_hex(8)}",
             "source": plugin_source("repogym_report.py"), "config": json.dumps(config),

@@ -825,6 +825,42 @@ def pytest_collectreport(report):
                "message": (_getattr(report, "longreprtext", "") or "")[-2000:]})
 
 
+# -- test files the configuration does not name --------------------------------------------
+
+_COLLECT = frozenset(os.path.normpath(f) for f in (
+    *(_CONFIG.get("collect") or ()), *(n.split("::")[0] for n in _SELECT or ()))
+    if f.endswith(".py"))  # a test patch's files, and those of the tests asked for
+
+
+def _not_named(fspath, parent):
+    """Whether ``fspath`` is a file to collect that pytest's own rules pass over (a test
+    file at a commit whose ``python_files`` looks elsewhere, e.g. ``test.py``)."""
+    if not _COLLECT or os.path.relpath(fspath, _ROOT) not in _COLLECT:
+        return False
+    try:
+        if parent.session.isinitpath(fspath):
+            return False
+        from _pytest.pathlib import fnmatch_ex
+    except (AttributeError, ImportError, TypeError):
+        return False
+    patterns = [*parent.config.getini("python_files"), "__init__.py"]
+    return not any(fnmatch_ex(pattern, fspath) for pattern in patterns)
+
+
+if _getattr(pytest, "version_tuple", (0,))[0] >= 7:
+    def pytest_collect_file(file_path, parent):
+        if _not_named(str(file_path), parent):
+            return parent.session.gethookproxy(file_path).pytest_pycollect_makemodule(
+                module_path=file_path, parent=parent)
+        return None
+else:  # pytest 6 and older: py.path arguments
+    def pytest_collect_file(path, parent):
+        if _not_named(str(path), parent):
+            return parent.session.gethookproxy(path).pytest_pycollect_makemodule(
+                path=path, parent=parent)
+        return None
+
+
 def pytest_collection_modifyitems(session, config, items):
     wanted = None if _SELECT is None else set(_SELECT)
     keep, drop = [], []
