@@ -9,7 +9,7 @@ import pytest
 from repogym.baseline import record_baseline
 from repogym.generators.diffs import new_file_diff, reverse_diff, unified_diff
 from repogym.judges.judge import Judge, JudgeSettings
-from repogym.schemas.records import Candidate, CandidateKind, Status
+from repogym.schemas.records import Candidate, CandidateKind, Outcome, Status
 from tests.conftest import (PROVIDER_PARAMS, TINY_PROJECT, build_tiny_env, commit_files,
                             need_provider)
 
@@ -380,6 +380,28 @@ def test_a_narrow_broken_run_without_f2p_is_redone_on_the_whole_suite(world):
     assert j.verdict.status is Status.accept, j.verdict
     assert j.verdict.fail_to_pass == ("tests/test_ops.py::test_first_n",)
     assert "tests/test_ops.py::test_clamp_low" in j.broken_run.results  # the whole suite ran
+
+
+def test_a_mined_fix_whose_tests_all_error_before_it_is_a_task(world):
+    """A fix that adds what its tests import: before it every test errors (python-slugify's
+    command-line tool, whose test file imports it), after it they pass -- the tests the fix
+    makes pass, not a candidate too blunt or an environment that does not fit. The clean
+    state that would tell those apart is the candidate's own commit's, whose tests need not
+    be the baseline's (at slugify's old commits none of HEAD's test ids existed)."""
+    gone = {"tests/test_gone.py::test_x": Outcome.passed}  # a HEAD test the parent lacks
+    base = world.baseline.model_copy(update={"outcomes": gone, "passing": tuple(gone)})
+    judge = Judge(world.sandbox, world.toolchain, base, world.settings,
+                  probe_sets=world.probe_sets)
+    needs = new_file_diff("tests/conftest.py", "import pytest\n\n\n@pytest.fixture(autouse=True)"
+                          "\ndef _tool():\n    import tinycalc.tool  # what the fix adds\n")
+    cand = mined()
+    cand = cand.model_copy(update={
+        "test_patch": cand.test_patch + needs,
+        "gold_patch": cand.gold_patch + new_file_diff("tinycalc/tool.py", "NAME = 'tool'\n")})
+    j = judge.judge(cand)
+    assert j.verdict.status is Status.accept, j.verdict
+    assert "tests/test_ops.py::test_first_n" in j.verdict.fail_to_pass
+    assert all(r.outcome is Outcome.error for r in j.broken_run.results.values())
 
 
 def test_a_mined_fix_whose_fixed_state_errors_everywhere_does_not_fit_the_env(world):

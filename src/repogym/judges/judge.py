@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from repogym.datasets.verify import GradingSpec, Result, grade_in
 from repogym.errors import InfraError
@@ -110,10 +110,12 @@ class Judge:
     runner: TestRunner = field(init=False)
     _clean_status: tuple[bool, str] | None = field(default=None, init=False)
     _bug_exact: bool = field(default=False, init=False)  # the last bug patch needed no fuzz
+    _unstarted: Any = field(default=None, init=False)  # a warm runner to start before a state
 
     def __post_init__(self) -> None:
         warm = self.toolchain.warm_runner(self.sandbox) if self.settings.warm else None
         self.runner = warm or self.toolchain
+        self._unstarted = warm if hasattr(warm, "start") else None
 
     def judge(self, cand: Candidate) -> Judgement:
         """Judge one candidate. Never raises for the candidate's or the sandbox's sake."""
@@ -121,6 +123,10 @@ class Judge:
         iid = cand.instance_id
         broken: TestRun | None = None
         try:
+            if self._unstarted is not None:  # a warm runner starts in the clean state
+                self.sandbox.reset()
+                self._unstarted.start()
+                self._unstarted = None
             if self.differential(cand):
                 broken, f2p, p2p = self._judge_differential(cand)
                 oracle = f"differential x{self.settings.oracle_runs}"
@@ -385,7 +391,7 @@ class Judge:
         except RunInfraError as exc:
             why = _WHY.get(exc.reason)
             if why is not None and (kind == "env_mismatch" or not with_gold):
-                self._blame(exc, f"{kind}:{why[0]}", f"the {state} state {why[1]}")
+                self._blame(cand, exc, f"{kind}:{why[0]}", f"the {state} state {why[1]}")
             raise
         if run.finished and not run.results and (kind == "env_mismatch" or not with_gold):
             # a complete report (nonce, exit code) of a run that collected nothing is a fact
@@ -395,8 +401,10 @@ class Judge:
             raise _Reject(Status.reject, f"{kind}:no_tests",
                           f"the {state} state collects no test (pytest exit {run.exit_code}): "
                           "its test files are not where its configuration looks for them")
-        if run.all_errored() and (kind == "env_mismatch" or not with_gold):
-            self._blame(RunInfraError("infra:all_tests_error", f"{state} run: every test "
+        if run.all_errored() and with_gold == (kind == "env_mismatch"):
+            # a synthetic bug that makes every test error is too blunt; a mined fix's tests
+            # may all error before it (they import what it adds): only its fixed state must run
+            self._blame(cand, RunInfraError("infra:all_tests_error", f"{state} run: every test "
                                       f"errored: {run.log_tail[-300:]}"),
                         f"{kind}:all_tests_error",
                         f"the {state} state makes every selected test error (an import-time "
@@ -409,15 +417,25 @@ class Judge:
     def _broken_run(self, cand: Candidate, select: set[str] | None) -> TestRun:
         return self._run_state(cand, with_gold=False, select=select)
 
-    def _blame(self, infra: RunInfraError, reason: str, detail: str) -> None:
-        """Raise a rejection if a few clean-state tests pass (the sandbox is sound and the
-        bug broke everything), else the infrastructure error."""
-        sample = set(sorted(self.baseline.stable_passing())[:SANITY_TESTS])
-        self.sandbox.reset()
-        limits = self.limits(sample)
-        clean = self.runner.run_tests(self.sandbox, timeout=limits.run, select=sorted(sample),
-                                      limits=limits, check_runner=False)
-        if not clean.trusted or not_passing(clean, sample):
+    def _blame(self, cand: Candidate, infra: RunInfraError, reason: str, detail: str) -> None:
+        """Raise a rejection if the clean state's tests pass (the sandbox is sound and the
+        bug broke everything), else the infrastructure error. The clean state is the
+        baseline's (a few of its stable tests), or for a candidate at another commit that
+        commit's own suite (the baseline's test ids need not exist there): some must pass."""
+        if cand.base_commit != self.baseline.commit:
+            self.sandbox.reset(commit=cand.base_commit)
+            limits = self.limits(None)
+            clean = self.runner.run_tests(self.sandbox, timeout=limits.run, limits=limits,
+                                          check_runner=False)
+            sound = clean.trusted and bool(clean.passing())
+        else:
+            sample = set(sorted(self.baseline.stable_passing())[:SANITY_TESTS])
+            self.sandbox.reset()
+            limits = self.limits(sample)
+            clean = self.runner.run_tests(self.sandbox, timeout=limits.run, select=sorted(sample),
+                                          limits=limits, check_runner=False)
+            sound = clean.trusted and not not_passing(clean, sample)
+        if not sound:
             raise infra
         raise _Reject(Status.reject, reason, f"{detail}: {str(infra)[-300:]}")
 

@@ -89,6 +89,13 @@ class WarmPytest:
                                         check_runner=check_runner, exitfirst=exitfirst,
                                         collect=collect)
 
+    def start(self) -> None:
+        """Start the server now, in the sandbox's present state (the judge does so in the
+        clean state: the server imports and collects the suite once, and a candidate that
+        hangs at import must not be what it first imports -- that cost the start's whole
+        limit). Without a server the runs are fresh ones, as when it cannot start."""
+        self._server()
+
     def close(self) -> None:
         self._stop()
 
