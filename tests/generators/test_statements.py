@@ -239,3 +239,18 @@ def test_a_bare_name_joins_the_traced_function_it_names():
                      should_return="'1st'")
     assert set(_group([traced, other, bare])) == {"inflection.ordinalize",
                                                   "other.ordinalize", "ordinalize"}
+
+
+def test_an_error_a_traced_call_raised_is_not_said_again_from_another_tests_message():
+    """inflection's camelize: two traced calls raise RecursionError; a third failing test,
+    whose calls were not traced, fails with the same error -- said once, by the calls."""
+    tests = [f"tests/test_geo.py::test_{n}" for n in ("a", "b", "c")]
+    error = "RecursionError: maximum recursion depth exceeded"
+    broken = [record(raised=error, test=t, args=(str(i), "2")) for i, t in enumerate(tests[:2])]
+    gold = [record(str(i), test=t, args=(str(i), "2")) for i, t in enumerate(tests[:2])]
+    text = offline_statement(cand(), StatementEvidence(
+        fail_to_pass=tuple(tests), messages={t: error for t in tests},
+        broken=CallTrace(calls={t: tuple(r for r in broken if r.test == t) for t in tests}),
+        gold=CallTrace(calls={t: tuple(r for r in gold if r.test == t) for t in tests})))
+    assert "`geo.area(0, 2)`" in text and "`geo.area(1, 2)`" in text, text
+    assert text.count("RecursionError") == 2, text

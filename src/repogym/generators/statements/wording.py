@@ -118,9 +118,12 @@ def _body(groups: dict[str, list[Observed]], cand: Candidate, f2p: Sequence[str]
     no call names comes last."""
     lines: list[str] = []
     many = len([k for k in groups if k]) > 1
+    stated = {o.raises for f, obs in groups.items() if f for o in obs[:MAX_EXAMPLES] if o.raises}
     for function in sorted(groups, key=lambda f: f == ""):
         cap = MAX_EXAMPLES if function else MAX_EXAMPLES + 2
-        sentences = [s for o in groups[function][:cap] if (s := sentence(o, cand))]
+        shown = groups[function] if function else [  # an error a call above already raised
+            o for o in groups[function] if o.call is not None or o.raises not in stated]
+        sentences = [s for o in shown[:cap] if (s := sentence(o, cand))]
         sentences = [s for s in sentences if _clean(s, cand, f2p)]
         if not sentences:
             continue
