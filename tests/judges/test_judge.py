@@ -382,12 +382,12 @@ def test_a_narrow_broken_run_without_f2p_is_redone_on_the_whole_suite(world):
     assert "tests/test_ops.py::test_clamp_low" in j.broken_run.results  # the whole suite ran
 
 
-def test_a_mined_fix_whose_tests_all_error_before_it_is_a_task(world):
-    """A fix that adds what its tests import: before it every test errors (python-slugify's
-    command-line tool, whose test file imports it), after it they pass -- the tests the fix
-    makes pass, not a candidate too blunt or an environment that does not fit. The clean
-    state that would tell those apart is the candidate's own commit's, whose tests need not
-    be the baseline's (at slugify's old commits none of HEAD's test ids existed)."""
+def test_a_mined_fix_whose_tests_all_error_is_judged_on_its_own_commits_clean_state(world):
+    """Every test errors before the fix (python-slugify's command-line tool, whose test file
+    imports it): a verdict that the commit does not fit, once the candidate's own commit's
+    clean state passes -- not the baseline's test ids, which need not exist there (at
+    slugify's old commits none of HEAD's did, so such fixes were infra errors judged again
+    on every run)."""
     gone = {"tests/test_gone.py::test_x": Outcome.passed}  # a HEAD test the parent lacks
     base = world.baseline.model_copy(update={"outcomes": gone, "passing": tuple(gone)})
     judge = Judge(world.sandbox, world.toolchain, base, world.settings,
@@ -399,9 +399,9 @@ def test_a_mined_fix_whose_tests_all_error_before_it_is_a_task(world):
         "test_patch": cand.test_patch + needs,
         "gold_patch": cand.gold_patch + new_file_diff("tinycalc/tool.py", "NAME = 'tool'\n")})
     j = judge.judge(cand)
-    assert j.verdict.status is Status.accept, j.verdict
-    assert "tests/test_ops.py::test_first_n" in j.verdict.fail_to_pass
-    assert all(r.outcome is Outcome.error for r in j.broken_run.results.values())
+    assert (j.verdict.status, j.verdict.reason) == (Status.reject,
+                                                    "env_mismatch:all_tests_error"), j.verdict
+    assert "the broken state makes every selected test error" in j.verdict.detail
 
 
 def test_a_mined_fix_whose_fixed_state_errors_everywhere_does_not_fit_the_env(world):

@@ -401,9 +401,10 @@ class Judge:
             raise _Reject(Status.reject, f"{kind}:no_tests",
                           f"the {state} state collects no test (pytest exit {run.exit_code}): "
                           "its test files are not where its configuration looks for them")
-        if run.all_errored() and with_gold == (kind == "env_mismatch"):
-            # a synthetic bug that makes every test error is too blunt; a mined fix's tests
-            # may all error before it (they import what it adds): only its fixed state must run
+        if run.all_errored() and (kind == "env_mismatch" or not with_gold):
+            # a mined fix whose tests all error before it is not judged either: at an old
+            # commit that is an environment that does not fit as often as a test that
+            # imports what the fix adds (iniconfig's "inline type hints": every test, no P2P)
             self._blame(cand, RunInfraError("infra:all_tests_error", f"{state} run: every test "
                                       f"errored: {run.log_tail[-300:]}"),
                         f"{kind}:all_tests_error",
