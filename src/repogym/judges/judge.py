@@ -427,7 +427,8 @@ class Judge:
             self.sandbox.reset(commit=cand.base_commit)
             limits = self.limits(None)
             clean = self.runner.run_tests(self.sandbox, timeout=limits.run, limits=limits,
-                                          check_runner=False)
+                                          check_runner=False,
+                                          collect=sorted(patch_paths(cand.test_patch)))
             sound = clean.trusted and bool(clean.passing())
         else:
             sample = set(sorted(self.baseline.stable_passing())[:SANITY_TESTS])
