@@ -762,21 +762,21 @@ def _reap(before):
                    if _state(p) not in (None, b"T", b"t", b"Z", b"X") and _started_here(p)]
         if not running:
             break
-        for pid in running:
-            try:
-                _B.kill(pid, signal.SIGSTOP)
-            except OSError:
-                pass
+        _signal(running, signal.SIGSTOP)
     while _B.monotonic() < deadline + 1.0:
         left = [p for p in _pids() - before - {own} if _started_here(p)]
         if not left:
             return
-        for pid in left:
-            try:
-                _B.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
+        _signal(left, signal.SIGKILL)
         _B.sleep(0.01)
+
+
+def _signal(pids, sig):
+    for pid in pids:
+        try:
+            _B.kill(pid, sig)
+        except OSError:  # gone meanwhile
+            pass
 
 
 def _left_running(before):
