@@ -116,7 +116,7 @@ def run_id(docker_client):
     are removed after, should one outlive ``run_instance``."""
     rid = f"repogym-test-{secrets.token_hex(4)}"
     yield rid
-    for container in docker_client.containers.list(all=True):
+    for container in docker_client.containers.list(all=True, ignore_removed=True):
         if container.name.startswith("sweb.eval.") and rid in container.name:
             container.remove(force=True)
 

@@ -25,6 +25,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import docker.errors
 import pyarrow.parquet as pq
 import pytest
 
@@ -102,7 +103,7 @@ def our_containers(docker_client) -> list:
     """
     found = []
     for kind in ("sandbox", "build"):
-        for container in docker_client.containers.list(all=True,
+        for container in docker_client.containers.list(all=True, ignore_removed=True,
                                                        filters={"label": f"repogym={kind}"}):
             image = container.attrs.get("Config", {}).get("Image", "")
             if image.startswith(f"repogym-env/{REPO}:"):
@@ -114,7 +115,8 @@ def remove_leftover_containers(docker_client) -> int:
     """Remove the sandboxes the killed run left behind (nothing stops them: no handler ran)."""
     leftovers = our_containers(docker_client)
     for container in leftovers:
-        container.remove(force=True)
+        with contextlib.suppress(docker.errors.NotFound):  # gone on its own meanwhile
+            container.remove(force=True)
     return len(leftovers)
 
 

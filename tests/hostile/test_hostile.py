@@ -97,7 +97,7 @@ class Corpus:
 
     def leftovers(self) -> list[str]:
         containers = self.provider.client.containers.list(
-            all=True, filters={"label": f"repogym.namespace={self.namespace}"})
+            all=True, ignore_removed=True, filters={"label": f"repogym.namespace={self.namespace}"})
         return [c.name for c in containers]
 
     def close(self) -> None:

@@ -135,7 +135,7 @@ def build_hostile(provider: DockerProvider, tmp_path: Path, case: str) -> tuple[
 
 def assert_nothing_left(provider: DockerProvider, client: Any, spec: EnvSpec) -> None:
     mine = {"label": f"repogym.namespace={provider.namespace}"}
-    assert client.containers.list(all=True, filters=mine) == []
+    assert client.containers.list(all=True, ignore_removed=True, filters=mine) == []
     assert client.images.list(filters=mine) == []
     assert client.images.list(name=env_image_tag(spec).rsplit(":", 1)[0]) == []
     assert wait_until(lambda: not marked_pids(), 15), f"left running: {marked_pids()}"

@@ -137,13 +137,13 @@ def test_everything_is_labelled(provider: DockerProvider, env: EnvImage, sb: Doc
     assert image.labels["repogym.digest"] == env.spec.digest()
     assert env.ref.startswith("repogym-env/tinycalc:")
     mine = {"label": f"repogym.namespace={provider.namespace}"}
-    for container in docker_client.containers.list(all=True, filters=mine):
+    for container in docker_client.containers.list(all=True, ignore_removed=True, filters=mine):
         assert container.labels["repogym"] in {"sandbox", "build"}
 
 
 def test_build_leaves_no_container(provider: DockerProvider, docker_client: Any) -> None:
     mine = {"label": [f"repogym.namespace={provider.namespace}", "repogym=build"]}
-    assert docker_client.containers.list(all=True, filters=mine) == []
+    assert docker_client.containers.list(all=True, ignore_removed=True, filters=mine) == []
 
 
 def test_cleanup_removes_left_behind_containers_only(provider: DockerProvider, env: EnvImage,
@@ -152,7 +152,7 @@ def test_cleanup_removes_left_behind_containers_only(provider: DockerProvider, e
     stranger = docker_client.containers.create(base_image, ["true"])
     try:
         assert provider.cleanup() >= 1
-        names = {c.id for c in docker_client.containers.list(all=True)}
+        names = {c.id for c in docker_client.containers.list(all=True, ignore_removed=True)}
         assert leftover.container is not None and leftover.container.id not in names
         assert stranger.id in names
     finally:

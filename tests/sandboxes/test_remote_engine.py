@@ -188,7 +188,7 @@ def test_pipeline_runs_on_an_engine_reached_over_tcp(
             attrs = api_log.at_removal.get(cid)
             assert attrs is not None, f"container {cid[:12]} was never removed"
             assert host_dependencies(attrs) == [], (attrs["Name"], host_dependencies(attrs))
-        left = {c.id for c in docker_client.containers.list(all=True)} & set(created)
+        left = {c.id for c in docker_client.containers.list(all=True, ignore_removed=True)} & set(created)
         assert not left
 
         # the agent worked over TCP (no fallback to one docker exec per command)
@@ -293,7 +293,7 @@ def test_engine_lost_mid_run_is_an_error_naming_it(
         sandbox.close()  # never raises, engine or not
     finally:
         for container in docker_client.containers.list(
-                all=True, filters={"label": f"repogym.namespace={namespace}"}):
+                all=True, ignore_removed=True, filters={"label": f"repogym.namespace={namespace}"}):
             container.remove(force=True)
         cleanup_images(docker_client, namespace)
 

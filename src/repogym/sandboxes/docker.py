@@ -584,7 +584,7 @@ class DockerProvider(SandboxProvider):
         for kind in ("sandbox", "build"):
             labels: list[str] = [f"{k}={v}" for k, v in self.labels(kind).items()]
             try:
-                found = self.client.containers.list(all=True, filters={"label": labels})
+                found = self.client.containers.list(all=True, ignore_removed=True, filters={"label": labels})
             except ENGINE_ERRORS as exc:
                 raise SandboxError(f"cannot list containers: {engine_trouble(exc, self.client)}") \
                     from exc
