@@ -82,7 +82,8 @@ def bench_one(bundle: str, out: Path, settings: Settings, bundles: Path = BUNDLE
     for j in judged:
         v, c = j.verdict, j.candidate
         rows[c.provenance.get("commit", c.instance_id)] = {
-            "status": v.status.value, "reason": v.reason, "seconds": v.seconds,
+            "status": v.status.value, "reason": v.reason, "detail": v.detail[:400],
+            "seconds": v.seconds,
             "f2p": list(v.fail_to_pass), "p2p": len(v.pass_to_pass),
             "trailer": bool(TRAILER.search(j.statement)),
             "quotes_patch": _quotes_patch(j.statement, c.gold_patch),

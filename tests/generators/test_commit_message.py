@@ -405,6 +405,29 @@ CASES: dict[str, Case] = {
                               "might need")),
                  (R.approach, "in order to call `r.URL()`")),
         gold=MUX_VARNAMES_GOLD, tests=MUX_VARNAMES_TESTS),
+    # a squash merge: the folded commits' subjects are the steps, not the problem (rule 7)
+    "slugify-d968ca7-squash": Case(
+        "allow unicode (#111)\n\n* initial commit to allow unicode\r\n\r\n"
+        "* update version and changelog\r\n\r\n* add the flag to the CLI\r\n\r\n"
+        "* update README.md\n",
+        summary="allow unicode", body=(),
+        dropped=((R.commit_list, "* initial commit to allow unicode"),
+                 (R.commit_list, "* update version and changelog"),
+                 (R.commit_list, "* add the flag to the CLI"),
+                 (R.commit_list, "* update README.md"),
+                 (R.issue_reference, " (#111)"))),
+    "slugify-2433548-squash-coauthors": Case(
+        "Uppercase handling of special chars (#149)\n\n"
+        "* Remove compatibility with unsupported Python versions (#146)\r\n"
+        "* fix uppercase pre-translations (#148)\r\n\r\n"
+        "Co-authored-by: Viicos <65306057+Viicos@users.noreply.github.com>\r\n"
+        "Co-authored-by: Michael <35783820+mib1185@users.noreply.github.com>\n",
+        summary="Uppercase handling of special chars", body=(),
+        dropped=((R.trailer, "Co-authored-by: Viicos <65306057+Viicos@users.noreply.github.com>"),
+                 (R.trailer, "Co-authored-by: Michael <35783820+mib1185@users.noreply.github.com>"),
+                 (R.commit_list, "* Remove compatibility with unsupported Python versions (#146)"),
+                 (R.commit_list, "* fix uppercase pre-translations (#148)"),
+                 (R.issue_reference, " (#149)"))),
     # "Closes #458." opens a paragraph: that sentence goes, the rest stays
     "log-4a1d488-closes-inline": Case(
         "Add Log implementation on foreign types\n\nCloses #458. Implements Log for references "
@@ -452,6 +475,19 @@ Reviewed-by: Jane Doe <jane@example.org>
 Tested-by: CI Bot <ci@example.org>
 (cherry picked from commit 0123456789abcdef0123456789abcdef01234567)
 """
+
+
+def test_bullets_are_a_commit_list_only_under_a_squash_merge_subject() -> None:
+    """Without ``(#N)`` on the subject, or with prose among the items, the bullets are the
+    author's own description and are judged one by one."""
+    items = "* `parse('')` raises IndexError\n* `parse(' ')` returns None\n"
+    plain = clean_commit_message("Fix parsing of blank input\n\n" + items, "")
+    assert plain.body == ("* `parse('')` raises IndexError\n* `parse(' ')` returns None",)
+    mixed = clean_commit_message(
+        "Fix parsing of blank input (#12)\n\nBlank input crashes.\n\n" + items, "")
+    assert R.commit_list not in mixed.reasons and len(mixed.body) == 2
+    squash = clean_commit_message("Fix parsing of blank input (#12)\n\n" + items, "")
+    assert squash.body == () and squash.reasons == (R.commit_list, R.issue_reference)
 
 
 def test_gerrit_trailers_and_cherry_pick() -> None:

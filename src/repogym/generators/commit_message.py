@@ -37,6 +37,10 @@ every part it drops with its :class:`DropReason`:
    When unsure, drop: a kept sentence must pass
    :func:`~repogym.generators.leaks.statement_leaks`.
 6. *Untitled*: code blocks left with no title to go under (the summary is empty) [untitled].
+7. *Squash merges*: a subject ending in a pull request number (``Title (#149)``) over a body
+   that is only ``* `` items is how a forge folds a pull request's commits: the items are
+   those commits' subjects, the steps of the change ("add the flag to the CLI", "update
+   README.md"), not the problem; they all go [commit_list].
 
 The summary (:class:`SummarySource`) is the cleaned subject. When the subject was dropped,
 it is the subject *neutralized*: cut before its "by <doing>" clause (approach), or without
@@ -94,6 +98,7 @@ class DropReason(str, Enum):
     implementation = "implementation"
     test_note = "test_note"
     untitled = "untitled"
+    commit_list = "commit_list"
 
 
 class SummarySource(str, Enum):
@@ -365,6 +370,24 @@ def _subject(msg: _Message) -> str:
     subject = _strip_tags(subject, msg)
     subject = _strip_type(subject, msg)
     return re.sub(r"\s+", " ", subject).strip()
+
+
+_SQUASH_SUBJECT = re.compile(r"\(#\d+\)\s*$")
+_COMMIT_ITEM = re.compile(r"^\* \S")
+
+
+def _strip_commit_list(msg: _Message) -> None:
+    """Rule 7: a squash merge's list of folded commit subjects, dropped whole."""
+    if not (_SQUASH_SUBJECT.search(msg.subject) and msg.paragraphs):
+        return
+    if any(_FENCE.match(para[0]) or not _COMMIT_ITEM.match(para[0].strip())
+           or not all(_COMMIT_ITEM.match(ln.strip()) or ln[:1].isspace() for ln in para)
+           for para in msg.paragraphs):
+        return
+    for para in msg.paragraphs:
+        for line in para:
+            msg.drop(DropReason.commit_list, line.strip())
+    msg.paragraphs = []
 
 
 def _inline_noise(text: str, msg: _Message) -> str:
@@ -655,6 +678,7 @@ def clean_commit_message(message: str, gold_patch: str, *,
     """
     msg = _split_message(message)
     _strip_trailers(msg)
+    _strip_commit_list(msg)
     subject = _subject(msg)
     judge = _Judge.of(gold_patch, test_patch)
     reason = judge.verdict(subject, body=False) if subject else None
