@@ -1966,8 +1966,10 @@ TRUTH: tuple[Case, ...] = (
                              message_got="1", message_expected="3"),), ("moved",)),
     Case("geo.area", (B("geo.shapes.Rect.area", "5", "6"),)),
     Case("geo.scaled", (B("geo.shapes.Rect.scaled", "Rect(3, 2)", "Rect(3, 6)"),)),
-    Case("geo.vec_add", (B("geo.shapes.Vec.__add__", "<Vec x=4, y=-2>", "<Vec x=4, y=6>",
-                           message_values=("Vec(4, 6)",)),)),
+    # the user writes ``Vec(1, 2) + Vec(3, 4)``, not ``Vec.__add__``: the class, and the operation
+    Case("geo.vec_add", (B("geo.shapes.Vec", "<Vec x=4, y=-2>", "<Vec x=4, y=6>",
+                           message_values=("Vec(4, 6)",),
+                           mentions=("<Vec x=1, y=2> + <Vec x=3, y=4>",)),)),
     Case("funcs.apply_n", (B("funcs.apply_n", "4", "8"),)),
     Case("funcs.compose", (B("funcs.compose", "8", "7"),), ("inc", "double", "h")),
     Case("funcs.retry", (B("funcs.retry", raises="ValueError", expected="'ok'"),), ("flaky", "calls")),

@@ -136,6 +136,31 @@ def test_methods_show_their_class_and_an_instance_that_reads_as_its_constructor(
     assert closure.call == "geo.compose(...)(3)"
 
 
+def test_operations_read_as_written_and_a_private_inner_class_by_its_public_one():
+    """A method Python calls for an operation reads as the operation; one of a private
+    class nested in a public one (``LFUCache._Link``) names the class the user holds."""
+    eq = CallRecord(test=TEST, index=0, function="geo.Point.__eq__", kind=CallKind.method,
+                    args=("Point(1, 3)",), receiver="Point(1, 2)", result="True")
+    assert (eq.call, eq.api) == ("Point(1, 2) == Point(1, 3)", "geo.Point")
+    item = eq.model_copy(update={"function": "geo.Grid.__getitem__", "args": ("(0, 1)",),
+                                 "receiver": "Grid(2, 2)"})
+    assert item.call == "Grid(2, 2)[(0, 1)]"
+    shown = eq.model_copy(update={"function": "geo.Point.__repr__", "args": (),
+                                  "receiver": "Point(9, 9)"})
+    assert shown.call == "repr(<Point object>)"  # the receiver's repr is the broken one
+    link = CallRecord(test=TEST, index=0, function="cachetools.LFUCache._Link.__reduce__",
+                      kind=CallKind.method, receiver="<_Link object>",
+                      reached=("src/cachetools/__init__.py::LFUCache._Link.__reduce__",))
+    assert (link.call, link.api) == ("pickle.dumps(<LFUCache object>)", "cachetools.LFUCache")
+    gold = link.model_copy(update={"result": "(<class>, ())"})
+    text = traced([link], [gold], hung=(TEST,))
+    assert "- `pickle.dumps(<LFUCache object>)` " in text and "never returns" in text
+    assert "_Link" not in text and "__reduce__" not in text
+    assert text.startswith("# `cachetools.LFUCache` ")
+    plain = link.model_copy(update={"function": "pkg._impl.Store.close"})  # private module
+    assert (plain.call, plain.api) == ("pkg._impl.Store.close()", "pkg._impl.Store.close")
+
+
 def test_addresses_and_the_tests_own_objects_never_show():
     assert scrub("<geo.shapes.Point object at 0x7fbe7c147dd0>") == "<Point object>"
     assert scrub("<test_shapes.Origin object at 0x7fbe7c147dd0>") == "<object>"

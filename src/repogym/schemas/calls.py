@@ -53,6 +53,37 @@ class Target(Record):
         return f"{self.path}::{self.qualname}"
 
 
+PROTOCOL: dict[str, str] = {
+    "__reduce__": "pickle.dumps({x})", "__reduce_ex__": "pickle.dumps({x})",
+    "__getstate__": "pickle.dumps({x})", "__setstate__": "pickle.loads(pickle.dumps({x}))",
+    "__copy__": "copy.copy({x})", "__deepcopy__": "copy.deepcopy({x})",
+    "__repr__": "repr({x})", "__str__": "str({x})", "__format__": "format({x}, {a})",
+    "__len__": "len({x})", "__hash__": "hash({x})", "__bool__": "bool({x})",
+    "__iter__": "iter({x})", "__next__": "next({x})", "__reversed__": "reversed({x})",
+    "__eq__": "{x} == {a}", "__ne__": "{x} != {a}", "__lt__": "{x} < {a}",
+    "__le__": "{x} <= {a}", "__gt__": "{x} > {a}", "__ge__": "{x} >= {a}",
+    "__add__": "{x} + {a}", "__sub__": "{x} - {a}", "__mul__": "{x} * {a}",
+    "__truediv__": "{x} / {a}", "__floordiv__": "{x} // {a}", "__mod__": "{x} % {a}",
+    "__and__": "{x} & {a}", "__or__": "{x} | {a}", "__xor__": "{x} ^ {a}",
+    "__getitem__": "{x}[{a}]", "__setitem__": "{x}[{a}] = {b}", "__delitem__": "del {x}[{a}]",
+    "__contains__": "{a} in {x}", "__call__": "{x}({args})",
+}
+"""A method Python calls for an operation, as a user writes that operation (``{x}``: the
+instance; ``{a}``, ``{b}``: the arguments)."""
+
+
+_SHOWS_ITSELF = frozenset({"__repr__", "__str__", "__format__"})
+
+
+def _private_nesting(owner: str) -> int | None:
+    """Where a private class nested in a public one starts in a dotted owner name
+    (``cachetools.LFUCache._Link``: 2), or None."""
+    parts = owner.split(".")
+    return next((i for i in range(1, len(parts))
+                 if parts[i][:1] == "_" and parts[i][1:2].isupper() and parts[i - 1][:1].isupper()),
+                None)
+
+
 class CallKind(str, Enum):
     """How a user makes the call, which decides how a statement writes it."""
 
@@ -94,10 +125,47 @@ class CallRecord(Record):
         return self.result is not None or self.raised is not None
 
     @property
+    def api(self) -> str:
+        """The public name of what the user calls: :attr:`function`, without a closure's
+        inner name; for an operation (:data:`PROTOCOL`) or a method of a private class
+        nested in a public one (``cachetools.LFUCache._Link.__reduce__``), the public class
+        the user holds (``cachetools.LFUCache``)."""
+        function = self.function.split(".<locals>.")[0]
+        if self.kind is not CallKind.method:
+            return function
+        owner, _, name = function.rpartition(".")
+        nested = _private_nesting(owner)
+        if nested is not None and name in PROTOCOL:
+            return ".".join(owner.split(".")[:nested])
+        return owner if name in PROTOCOL and owner else function
+
+    @property
+    def operation(self) -> str | None:
+        """An operation as a user writes it (``pickle.dumps(<LFUCache object>)``,
+        ``Point(1, 2) == Point(1, 3)``), for a method Python calls for it; else None."""
+        owner, _, name = self.function.rpartition(".")
+        form = PROTOCOL.get(name) if self.kind is CallKind.method and owner else None
+        if form is None:
+            return None
+        nested = _private_nesting(owner)
+        if nested is not None:
+            x = f"<{owner.split('.')[nested - 1]} object>"
+        elif self.receiver and name not in _SHOWS_ITSELF:
+            x = self.receiver
+        else:  # its repr is what the broken method makes
+            x = f"<{owner.rpartition('.')[2]} object>"
+        args = list(self.args)
+        return form.format(x=x, a=args[0] if args else "...",
+                           b=args[1] if len(args) > 1 else "...", args=", ".join(args))
+
+    @property
     def call(self) -> str:
         """The call as a user writes it: ``pkg.f(1, 2)``, ``pkg.Rect(1, 2).scaled(3)``
         (an instance whose repr reads as its constructor), ``pkg.Rect.area``; a function a
-        project function returns (a closure) as ``pkg.compose(...)(3)``."""
+        project function returns (a closure) as ``pkg.compose(...)(3)``; an operation
+        Python makes a method call for, as the operation (:attr:`operation`)."""
+        if (operation := self.operation) is not None:
+            return operation
         function = self.function
         if ".<locals>." in function:
             function = function.split(".<locals>.")[0] + "(...)"
@@ -114,7 +182,8 @@ class CallRecord(Record):
     @property
     def shows_receiver(self) -> bool:
         """:attr:`call` already shows the instance (else a writer may add it)."""
-        return self.receiver is not None and self.receiver in self.call
+        return self.receiver is not None and (self.operation is not None
+                                              or self.receiver in self.call)
 
     def same_call(self, other: CallRecord) -> bool:
         """The same function, instance and arguments (what it did may differ)."""

@@ -71,7 +71,7 @@ def _from_message(test: str, ev: StatementEvidence) -> Observed | None:
     record = traced_call(test, ev)
     if observed.call is None and record is not None:
         observed = replace(observed, call=from_record(record).call,
-                           function=record.function.split(".<locals>.")[0])
+                           function=record.api)
     elif observed.call is None:
         observed = replace(observed, call=_checked_call(observed, test, ev))
     if test in ev.hung:

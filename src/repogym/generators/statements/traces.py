@@ -26,7 +26,7 @@ def from_record(record: CallRecord) -> Observed:
             and not re.fullmatch(r"<\w+ object>", record.receiver):
         call = f"{call}` on `{display(record.receiver)}"
     hung = not record.finished or bool(record.raised and TIMEOUT.search(record.raised))
-    return Observed(function=record.function.split(".<locals>.")[0], call=call,
+    return Observed(function=record.api, call=call,
                     returns=None if record.result is None else display(record.result),
                     raises=None if hung or record.raised is None else display(record.raised),
                     hangs=hung)
