@@ -428,6 +428,11 @@ CASES: dict[str, Case] = {
                  (R.commit_list, "* Remove compatibility with unsupported Python versions (#146)"),
                  (R.commit_list, "* fix uppercase pre-translations (#148)"),
                  (R.issue_reference, " (#149)"))),
+    # thanks on a line of its own say nothing of the problem
+    "slugify-646761e-thx": Case(
+        "add support user-specific replacements (#66)\n\nthx\n",
+        summary="add support user-specific replacements", body=(),
+        dropped=((R.courtesy, "thx"), (R.issue_reference, " (#66)"))),
     # "Closes #458." opens a paragraph: that sentence goes, the rest stays
     "log-4a1d488-closes-inline": Case(
         "Add Log implementation on foreign types\n\nCloses #458. Implements Log for references "
@@ -488,6 +493,14 @@ def test_bullets_are_a_commit_list_only_under_a_squash_merge_subject() -> None:
     assert R.commit_list not in mixed.reasons and len(mixed.body) == 2
     squash = clean_commit_message("Fix parsing of blank input (#12)\n\n" + items, "")
     assert squash.body == () and squash.reasons == (R.commit_list, R.issue_reference)
+
+
+def test_thanks_go_but_a_sentence_starting_with_thanks_stays() -> None:
+    cleaned = clean_commit_message(
+        "Fix parsing of blank input\n\nThanks to @mib1185 for reporting.\n\n"
+        "Thanks to this change, parsing of blank lines works again.\n", "")
+    assert cleaned.body == ("Thanks to this change, parsing of blank lines works again.",)
+    assert cleaned.reasons == (R.courtesy,)
 
 
 def test_gerrit_trailers_and_cherry_pick() -> None:

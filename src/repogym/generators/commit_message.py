@@ -21,7 +21,8 @@ every part it drops with its :class:`DropReason`:
 4. *Body lines*: ``Fixes #12``/``closes GH-3`` lines and sentences, ``(#12)`` and
    ``see issue #12`` [issue_reference]; links to pull requests, issues, commits and CI runs
    (a markdown link keeps its text; a line left with only "see"-like words goes whole)
-   [url]; checklists and headings [template], and what a "Changes"/"Implementation"/"How"
+   [url]; thanks and greetings on a line of their own ("thx", "Thanks to @x!") [courtesy];
+   checklists and headings [template], and what a "Changes"/"Implementation"/"How"
    heading introduces, up to the next heading [approach]; ``This reverts commit <sha>.``
    [vcs_metadata].
 5. *Sentences* (bullet items and fenced code blocks are judged whole; the subject is
@@ -99,6 +100,7 @@ class DropReason(str, Enum):
     test_note = "test_note"
     untitled = "untitled"
     commit_list = "commit_list"
+    courtesy = "courtesy"
 
 
 class SummarySource(str, Enum):
@@ -459,6 +461,10 @@ _FILLER = frozenset(["see", "for", "more", "info", "information", "details", "de
     "logs", "of", "on", "and", "url"])
 
 
+_COURTESY = re.compile(r"^\s*(?:thx|thanks|thank you|ty|cheers|tia|kind regards|regards)\b"
+                       r"(?:[\s,]+[@\w-]+){0,4}[\s.!:)]*$", re.IGNORECASE)
+
+
 def _body_line(line: str, msg: _Message) -> str | None:
     """Rule 4 on one body line: the line cleaned, or ``None`` when it goes whole."""
     if _REF_LINE.match(line):
@@ -466,6 +472,9 @@ def _body_line(line: str, msg: _Message) -> str | None:
         return None
     if _CHECKBOX.match(line):
         msg.drop(DropReason.template, line)
+        return None
+    if _COURTESY.match(line):
+        msg.drop(DropReason.courtesy, line.strip())
         return None
     for m in _MD_LINK.finditer(line):
         msg.drop(DropReason.url, m.group(2))
