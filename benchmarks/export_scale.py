@@ -31,7 +31,7 @@ from typing import Callable
 
 from repogym.datasets import DatasetStore
 from repogym.datasets.exports import EXPORTERS, export_rows
-from repogym.generators.diffs import new_file_diff, reverse_diff, unified_diff
+from repogym.patches import new_file_diff, reverse_diff, unified_diff
 from repogym.schemas.arrow import TaskRow
 from repogym.schemas.records import Candidate, CandidateKind, Judged, Status, Verdict
 

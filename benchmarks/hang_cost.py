@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 from repogym.config import Settings
-from repogym.generators.diffs import reverse_diff, unified_diff
+from repogym.patches import reverse_diff, unified_diff
 from repogym.pipeline import (baseline_in, build_env, coverage_in, judge_all, prepare,
                               provider_for)
 from repogym.samples import sample_repo

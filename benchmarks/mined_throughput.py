@@ -145,6 +145,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--compare", type=Path, help="an earlier result JSON to diff verdicts with")
     ap.add_argument("--results", type=Path, default=RESULTS)
     args = ap.parse_args(argv)
+    if args.compare and not args.compare.is_file():
+        ap.error(f"--compare: no such file: {args.compare}")
     settings = Settings(out=args.out / "data", baseline_runs=args.runs,
                         mine_last=args.mine_last, max_mined=args.max_mined,
                         generators=("mined",))

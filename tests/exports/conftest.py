@@ -19,7 +19,7 @@ from typing import Any, Iterator
 import pytest
 
 from repogym.datasets import DatasetStore
-from repogym.generators.diffs import new_file_diff, reverse_diff, unified_diff
+from repogym.patches import new_file_diff, reverse_diff, unified_diff
 from repogym.schemas.arrow import TaskRow
 from repogym.schemas.records import Candidate, CandidateKind, Judged, Status, Verdict
 from tests.conftest import TINY_PROJECT, build_tiny_env, commit_files

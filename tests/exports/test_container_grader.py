@@ -14,7 +14,8 @@ import pytest
 
 from repogym.datasets.exports import container_grader as grader
 from repogym.datasets.exports.grading import ContainerSpec, grading_files, protected_paths
-from repogym.datasets.verify import GradingSpec, _graded, _protected_paths, spec_of
+from repogym.datasets.verify import spec_of
+from repogym.grading import GradingSpec, _graded, _protected_paths
 from repogym.limits import policy_for
 from repogym.schemas.arrow import TaskRow
 from repogym.schemas.records import CandidateKind, Judged, TimeLimits
@@ -361,7 +362,7 @@ def prepared(tmp_path):
     import shutil
     import subprocess
 
-    from repogym.generators.diffs import new_file_diff
+    from repogym.patches import new_file_diff
 
     repo, anchor = tmp_path / "repo", tmp_path / "anchor"
     for rel, text in {"pkg/core.py": "X = 1\n", "tests/test_core.py": "def test_x(): pass\n",
@@ -417,7 +418,7 @@ def test_solver_edits_are_kept_and_test_edits_discarded(prepared):
 
 
 def test_patch_file_mode_and_a_patch_that_does_not_apply(prepared, tmp_path):
-    from repogym.generators.diffs import unified_diff
+    from repogym.patches import unified_diff
 
     repo, spec, scratch = prepared
     scratch.mkdir()
@@ -435,7 +436,7 @@ def test_patch_file_mode_and_a_patch_that_does_not_apply(prepared, tmp_path):
 def test_a_patch_cannot_hide_a_conftest_behind_gitignore(prepared, tmp_path):
     """``git status`` does not list ignored files, so the grader also takes every path the
     patch names (``git apply --numstat``)."""
-    from repogym.generators.diffs import new_file_diff
+    from repogym.patches import new_file_diff
 
     repo, spec, scratch = prepared
     scratch.mkdir()
@@ -484,7 +485,7 @@ def test_the_work_tree_gets_a_fresh_git_dir_at_the_broken_commit(prepared):
 
 
 def test_added_root_modules_that_shadow_the_runner_are_discarded(prepared, tmp_path):
-    from repogym.generators.diffs import new_file_diff, unified_diff
+    from repogym.patches import new_file_diff, unified_diff
 
     repo, spec, scratch = prepared
     scratch.mkdir()

@@ -17,7 +17,7 @@ import pytest
 
 from repogym.datasets.exports import export_dataset
 from repogym.datasets.exports.grading import SPEC_FILE, grading_files
-from repogym.generators.diffs import new_file_diff, unified_diff
+from repogym.patches import new_file_diff, unified_diff
 from tests.exports.conftest import UNITS, sh, stopped_at_a_failure, tar_of
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -64,7 +64,7 @@ def test_empty_patch_scores_zero(which, real_tasks, instances, container_factory
 def test_patch_editing_the_tests_scores_zero(real_tasks, instances, container_factory):
     """A diff that rewrites the failing test (the mined task's test comes from test_patch,
     so the solver's version of that file is discarded)."""
-    from repogym.generators.diffs import new_file_diff
+    from repogym.patches import new_file_diff
 
     inst = instances[real_tasks.mined.instance_id]
     hack = new_file_diff("tests/test_scale.py", "def test_scale_all():\n    pass\n")

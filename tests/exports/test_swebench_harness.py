@@ -29,7 +29,7 @@ from typing import Any
 import pytest
 
 from repogym.datasets.exports import export_dataset
-from repogym.generators.diffs import new_file_diff, unified_diff
+from repogym.patches import new_file_diff, unified_diff
 from tests.conftest import IN_CI, TINY_PROJECT
 from tests.exports.conftest import TEST_UNITS
 

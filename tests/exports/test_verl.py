@@ -66,7 +66,7 @@ def test_gold_answer_scores_one(which, real_tasks, verl_rows):
 
 @pytest.mark.docker
 def test_empty_and_hacking_answers_score_zero(real_tasks, verl_rows):
-    from repogym.generators.diffs import unified_diff
+    from repogym.patches import unified_diff
     from tests.exports.conftest import TEST_UNITS
 
     rec = verl_rows[real_tasks.synthetic.instance_id]

@@ -6,7 +6,7 @@ import subprocess
 from pathlib import Path
 
 from repogym.generators.combined import combined_candidates
-from repogym.generators.diffs import reverse_diff, unified_diff
+from repogym.patches import reverse_diff, unified_diff
 from repogym.schemas.records import Candidate, CandidateKind, Checkout, RepoSpec
 from tests.conftest import TINY_PROJECT, git
 

@@ -16,7 +16,6 @@ from typing import Any, Callable, Mapping
 import pytest
 
 from repogym.errors import SourceError
-from repogym.generators.diffs import changed_lines
 from repogym.generators.leaks import LeakKind, statement_leaks
 from repogym.generators.mined import (
     CommitSelection,
@@ -28,6 +27,7 @@ from repogym.generators.mined import (
     issue_references,
     mine_candidates,
 )
+from repogym.patches import changed_lines
 from repogym.schemas.records import Candidate, CandidateKind, Checkout, RepoSpec
 from repogym.toolchains.python import PythonToolchain
 from tests.conftest import git

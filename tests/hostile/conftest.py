@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from repogym.repos import clone
-from repogym.sandboxes.docker import DockerProvider, REPO_DIR, STATE, _venv_env
+from repogym.layout import REPO_DIR, STATE
+from repogym.sandboxes.docker import DockerProvider, _venv_env
 from repogym.sandboxes.images import env_image_tag
 from repogym.schemas.records import EnvImage, RepoSpec
 from repogym.toolchains import PythonToolchain

@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 
 from repogym.baseline import record_baseline
-from repogym.generators.diffs import new_file_diff, reverse_diff, unified_diff
+from repogym.patches import new_file_diff, reverse_diff, unified_diff
 from repogym.judges.judge import Judge, JudgeSettings
 from repogym.schemas.records import Candidate, CandidateKind, Outcome, Status
 from tests.conftest import (PROVIDER_PARAMS, TINY_PROJECT, build_tiny_env, commit_files,
@@ -261,7 +261,7 @@ def test_a_probe_score_that_does_not_repeat_is_a_flaky_task_not_a_gamed_image(
     assert again.verdict.evidence["probes_passed"] == f"1 probes on {bug(broken).instance_id}"
 
 
-def test_the_probe_set_runs_once_per_image_and_verifier(world, monkeypatch, tmp_path):
+def test_the_probe_set_runs_once_per_test_setup_and_verifier(world, monkeypatch, tmp_path):
     from repogym.judges import judge as judge_module
     from repogym.judges import probes
 
@@ -285,8 +285,38 @@ def test_the_probe_set_runs_once_per_image_and_verifier(world, monkeypatch, tmp_
     monkeypatch.setattr("repogym.judges.probe_sets.verifier_version", lambda: "changed")
     fresh_judge(world, folder=tmp_path).judge(second)  # a new verifier probes again
     assert len(graded) == 2 * probed
-    fresh_judge(world, folder=tmp_path, image="other").judge(second)  # ... another image too
+    # another image with the same test setup (an old commit's, built for other dependencies)
+    fresh_judge(world, folder=tmp_path, image="other").judge(second)
+    assert len(graded) == 2 * probed
+    # a conftest the task brings is another test setup: probed again
+    hooked = second.model_copy(update={"test_patch": new_file_diff(
+        "tests/conftest.py", "import pytest\n\n\n@pytest.fixture\ndef unit():\n    return 1\n")})
+    assert fresh_judge(world, folder=tmp_path).judge(hooked).verdict.status is Status.accept
     assert len(graded) == 3 * probed
+
+
+def test_the_test_setup_digest_reads_the_runner_config_and_not_a_version_bump(world):
+    """What the probe sets are kept by: pytest's tables and conftests change the digest; a
+    version bump elsewhere in ``pyproject.toml``, or a change to the code, does not."""
+    sb, tc = world.sandbox, world.toolchain
+    sb.reset()
+    try:
+        first = tc.runner_setup(sb)
+        assert first is not None and first.startswith("py-setup-")
+        assert tc.runner_setup(sb) == first
+        pyproject = sb.read_file("pyproject.toml").decode()
+        assert 'version = "0.1"' in pyproject
+        sb.write_file("pyproject.toml", pyproject.replace('version = "0.1"', 'version = "9.9"'))
+        sb.write_file("tinycalc/ops.py", OPS.replace("a + b", "b + a"))
+        assert tc.runner_setup(sb) == first
+        sb.write_file("pyproject.toml", pyproject + '\n[tool.pytest.ini_options]\n'
+                                                    'addopts = "-p no:cacheprovider"\n')
+        assert tc.runner_setup(sb) not in (None, first)
+        sb.write_file("pyproject.toml", pyproject)
+        sb.write_file("tests/conftest.py", "import pytest\n")
+        assert tc.runner_setup(sb) not in (None, first)
+    finally:
+        sb.reset()
 
 
 def test_a_fix_that_grading_would_throw_away_is_rejected(world, monkeypatch):

@@ -17,7 +17,7 @@ import pytest
 
 from repogym.config import Settings
 from repogym.datasets import DatasetStore
-from repogym.generators.diffs import reverse_diff, unified_diff
+from repogym.patches import reverse_diff, unified_diff
 from repogym.generators.llm import LLMClient, LLMSettings
 from repogym.generators.statements import leaks
 from repogym.judges.llm_judge import (EVIDENCE_ERROR, LLMJudgeAnswer, MalformedJudgeAnswer,

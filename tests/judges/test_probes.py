@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 
 from repogym.baseline import record_baseline
-from repogym.datasets.verify import GradingSpec, grade_in
-from repogym.generators.diffs import reverse_diff, unified_diff
+from repogym.grading import GradingSpec, grade_in
+from repogym.patches import reverse_diff, unified_diff
 from repogym.judges.judge import Judge, JudgeSettings
 from repogym.judges.probes import PROBES, ProbeContext, context_in
 from repogym.schemas.records import Candidate, CandidateKind, Status

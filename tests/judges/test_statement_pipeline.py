@@ -13,8 +13,8 @@ import re
 import pytest
 
 from repogym.baseline import record_baseline
-from repogym.generators.diffs import reverse_diff, unified_diff
 from repogym.judges.judge import Judge, JudgeSettings
+from repogym.patches import reverse_diff, unified_diff
 from repogym.pipeline import judged_with_statement
 from repogym.schemas.records import Candidate, CandidateKind, Status
 from tests.conftest import build_tiny_env, commit_files

@@ -1,4 +1,4 @@
-from repogym.generators.diffs import unified_diff
+from repogym.patches import unified_diff
 from repogym.judges.unsolvable import introduced_names, unstated_names
 
 OLD = "def total(items):\n    return sum(items)\n"

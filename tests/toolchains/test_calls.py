@@ -10,10 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from repogym.generators.diffs import unified_diff
+from repogym.patches import unified_diff
 from repogym.schemas.calls import CallKind, Target, TargetKind
-from repogym.toolchains.python_calls import (PLUGIN_NAME, apply_file_patch, call_tracer,
-                                             changed_functions, parse_calls)
+from repogym.toolchains.python_calls import (
+    PLUGIN_NAME,
+    apply_file_patch,
+    call_tracer,
+    changed_functions,
+    parse_calls,
+)
 
 CORE = '''\
 import functools
@@ -344,8 +349,8 @@ def e2e_sandbox(request, tmp_path_factory):
 def test_statements_from_sandbox_traces_are_the_right_way_round(style: str, e2e_sandbox):
     """``assert expected == ordinal(n)`` and ``assertEqual(expected, actual)``: the messages
     alone cannot tell the sides apart; the traces of the two states can."""
-    from repogym.generators.diffs import reverse_diff
     from repogym.generators.statements import observations, offline_statement
+    from repogym.patches import reverse_diff
     from repogym.schemas.calls import StatementEvidence
     from repogym.schemas.records import Candidate, CandidateKind
     from repogym.toolchains.warm import WarmPytest

@@ -1,6 +1,6 @@
 """Candidate generators: procedural mutations (tree-sitter), mined fixes, LLM-written bugs.
 
-``diffs`` makes and reads the git-style patches every generator emits.
+Every generator emits git-style patches made with :mod:`repogym.patches`.
 """
 
 GENERATOR_NAMES: tuple[str, ...] = ("procedural", "mined", "llm_rewrite", "llm_modify")

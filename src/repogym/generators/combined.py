@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 from typing import Sequence
 
-from repogym.generators.diffs import unified_diff
+from repogym.patches import unified_diff
 from repogym.schemas.records import Candidate, CandidateKind, Checkout
 
 GENERATOR = "combined"

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from enum import Enum
 from pathlib import PurePosixPath
 
-from repogym.generators.diffs import diff_text_lines
+from repogym.patches import diff_text_lines
 
 MIN_LINE_CHARS = 8
 MIN_NAME_CHARS = 4

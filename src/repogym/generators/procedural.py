@@ -37,7 +37,7 @@ from tree_sitter import Language, Node, Parser, Tree
 
 from repogym import pyast
 from repogym.errors import SourceError
-from repogym.generators.diffs import unified_diff
+from repogym.patches import unified_diff
 from repogym.generators.mutators import MUTATORS, Mutator, NodeMutator, Site
 from repogym.generators.mutators.runtime import (
     enclosing_function, in_runtime_code, runtime_nodes)

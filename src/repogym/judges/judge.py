@@ -40,7 +40,7 @@ the broken and the gold state with the toolchain's call tracer: the statement's 
 Speed: the no-op and oracle runs go through the toolchain's warm runner when it has one
 (Python: a forking pytest server with the suite's imports done once; see
 :mod:`repogym.toolchains.warm`), with the same report checks as a fresh run. Probes grade
-through :func:`~repogym.datasets.verify.grade_in`, a fresh process, as trainers do.
+through :func:`~repogym.grading.grade_in`, a fresh process, as trainers do.
 """
 
 from __future__ import annotations
@@ -49,19 +49,26 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from repogym.datasets.verify import GradingSpec, Result, grade_in
 from repogym.errors import InfraError
-from repogym.generators.diffs import changed_lines, patch_paths, reverse_diff
+from repogym.grading import GradingSpec, Result, grade_in
 from repogym.judges.probe_sets import ProbeSet, ProbeSets, verifier_version
 from repogym.judges.probes import context_in, probe_patches
 from repogym.limits import TimePolicy, policy_for
+from repogym.patches import changed_lines, patch_paths, reverse_diff
 from repogym.sandboxes.base import Sandbox
 from repogym.schemas.calls import StatementEvidence
-from repogym.schemas.records import (Baseline, Candidate, CoverageMap, Outcome, Status,
-                                     TestRun, TimeLimits, Verdict)
+from repogym.schemas.records import (
+    Baseline,
+    Candidate,
+    CoverageMap,
+    Outcome,
+    Status,
+    TestRun,
+    TimeLimits,
+    Verdict,
+)
 from repogym.toolchains.base import TestRunner, Toolchain
 from repogym.toolchains.resume import merged, run_to_end
-
 
 STATUS = "git status --porcelain --untracked-files=all"
 SANITY_TESTS = 5  # clean-state tests run to tell a broken sandbox from a blunt bug
@@ -229,7 +236,7 @@ class Judge:
                           "the gold patch does not score 1")
         if self.settings.probes <= 0:  # the check above is the task's own: it always runs
             return verdict
-        probes = self.probe_sets.get_or_run(self.image or f"sandbox-{id(self.sandbox)}",
+        probes = self.probe_sets.get_or_run(self._setup_key(),
                                             lambda: self._probe_set(cand, spec))
         if probes.unsteady:  # run on this task just now: its tests, not the image, are odd
             name = sorted(probes.unsteady)[0]
@@ -249,6 +256,12 @@ class Judge:
         evidence = {**verdict.evidence,
                     "probes_passed": f"{len(probes.scores)} probes on {probes.task}"}
         return verdict.model_copy(update={"evidence": evidence})
+
+    def _setup_key(self) -> str:
+        """What a probe set speaks for: this state's test setup (the toolchain's digest),
+        else the image."""
+        return (self.toolchain.runner_setup(self.sandbox) or self.image
+                or f"sandbox-{id(self.sandbox)}")
 
     def _probe_set(self, cand: Candidate, spec: GradingSpec) -> ProbeSet:
         """Every probe that applies to this task, graded as trainers grade."""

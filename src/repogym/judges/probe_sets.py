@@ -4,8 +4,12 @@ A probe tests the verifier against a repository's test setup -- its runner, its 
 its configuration, the grading rules -- not against one bug: a conftest that forces passes
 is discarded, or the runner's integrity check catches a patched pytest, the same way for
 every task of an image. So the whole probe set (:data:`~repogym.judges.probes.PROBES`)
-runs once per (environment image, :func:`verifier_version`), on the first accepted task of
-that image, and again when either changes. Each task then gets only what can differ per
+runs once per (test setup, :func:`verifier_version`), on the first accepted task of that
+setup, and again when either changes. The test setup is what the toolchain's
+:meth:`~repogym.toolchains.base.Toolchain.runner_setup` digests -- the runner and its
+plugins as installed, start-up hooks, the runner's configuration as committed -- so the
+environment images of a history's old commits (built for other dependencies) share one set
+while their test setup is the same; without a digest, the image stands for it. Each task then gets only what can differ per
 task: its gold patch must change no file grading protects (else the fix itself would be
 thrown away when graded), and the image's probe set must have scored nothing.
 
@@ -38,7 +42,7 @@ log = logging.getLogger(__name__)
 
 # what decides how a patch is graded: a change to any of these runs the probe sets again
 VERIFIER_SOURCES = (
-    ("repogym.datasets", "verify.py"), ("repogym.judges", "probes.py"),
+    ("repogym", "grading.py"), ("repogym.judges", "probes.py"),
     ("repogym.toolchains", "python.py"), ("repogym.toolchains", "pytest_report.py"),
     ("repogym.toolchains", "resume.py"), ("repogym.toolchains.plugins", "repogym_report.py"),
     ("repogym.toolchains.plugins", "repogym_launch.py"),
@@ -59,6 +63,7 @@ class ProbeSet(Record):
 
     image: str
     verifier: str
+    key: str = ""  # the test setup it speaks for (ProbeSets' key; the image when none)
     task: str  # the instance it ran on
     scores: dict[str, float] = Field(default_factory=dict)  # the probes that applied
     # probes whose score did not repeat when graded again (probe -> the rewards, in order):
@@ -80,7 +85,7 @@ class ProbeSet(Record):
 
 
 class ProbeSets:
-    """Probe sets by image (of the current verifier version), found or run once each.
+    """Probe sets by test setup (of the current verifier version), found or run once each.
 
     Thread-safe: judges of one repository share it, and the first one to need an image's
     set runs it while the others wait for the result.
@@ -91,39 +96,40 @@ class ProbeSets:
         self._known: dict[str, ProbeSet] = {}
         self._lock = threading.Lock()
 
-    def get_or_run(self, image: str, run: Callable[[], ProbeSet]) -> ProbeSet:
-        """The image's probe set; ``run()`` makes it when none is known."""
+    def get_or_run(self, key: str, run: Callable[[], ProbeSet]) -> ProbeSet:
+        """The probe set of the test setup ``key``; ``run()`` makes it when none is known."""
         with self._lock:
-            known = self._known.get(image) or self._load(image)
+            known = self._known.get(key) or self._load(key)
             if known is None:
                 start = time.monotonic()
-                known = run().model_copy(update={"seconds": round(time.monotonic() - start, 3)})
-                log.info("probe set for %s: %d probes in %.1fs, scoring: %s%s", image,
+                known = run().model_copy(update={"seconds": round(time.monotonic() - start, 3),
+                                                 "key": key})
+                log.info("probe set for %s: %d probes in %.1fs, scoring: %s%s", key,
                          len(known.scores), known.seconds, known.scoring() or "none",
                          "" if known.steady else f", unsteady: {sorted(known.unsteady)}")
                 if not known.steady:  # the task's tests are flaky: the next task probes again
                     return known
                 self._save(known)
-            self._known[image] = known
+            self._known[key] = known
             return known
 
-    def _path(self, image: str) -> Path | None:
+    def _path(self, key: str) -> Path | None:
         if self.folder is None:
             return None
-        return self.folder / f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', image)}-{verifier_version()}.json"
+        return self.folder / f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', key)}-{verifier_version()}.json"
 
-    def _load(self, image: str) -> ProbeSet | None:
-        path = self._path(image)
+    def _load(self, key: str) -> ProbeSet | None:
+        path = self._path(key)
         if path is None or not path.is_file():
             return None
         try:
             found = ProbeSet.model_validate_json(path.read_text())
         except ValueError:
             return None
-        return found if found.image == image and found.verifier == verifier_version() else None
+        return found if found.key == key and found.verifier == verifier_version() else None
 
     def _save(self, probe_set: ProbeSet) -> None:
-        path = self._path(probe_set.image)
+        path = self._path(probe_set.key)
         if path is None:
             return
         path.parent.mkdir(parents=True, exist_ok=True)

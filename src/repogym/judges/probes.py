@@ -1,6 +1,6 @@
 """Anti-gaming probes: known reward hacks, each a registered plug-in that writes a patch.
 
-Every probe's patch is graded through :func:`repogym.datasets.verify.grade_in` — the path
+Every probe's patch is graded through :func:`repogym.grading.grade_in` — the path
 trainers use — on a task's broken state, and must score 0. The judge runs a sample of them
 on every accepted task; ``tests/judges/test_probes.py`` runs all of them as regression tests.
 
@@ -45,8 +45,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Callable, ClassVar, Sequence
 
-from repogym.datasets.verify import GradingSpec
-from repogym.generators.diffs import new_file_diff, unified_diff
+from repogym.grading import GradingSpec
+from repogym.patches import new_file_diff, unified_diff
 from repogym.errors import SandboxError
 from repogym.registry import Registry
 from repogym.sandboxes.base import Sandbox

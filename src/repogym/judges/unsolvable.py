@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from repogym.generators.diffs import split_lines
+from repogym.patches import split_lines
 
 _DEF = re.compile(r"^\s*(?:async\s+)?(?:def|class)\s+([A-Za-z_]\w*)")
 _ASSIGN = re.compile(r"^([A-Za-z_]\w*)\s*(?::[^=]*)?=(?!=)")

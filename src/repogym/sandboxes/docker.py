@@ -55,8 +55,8 @@ from repogym.sandboxes.channel import (Channel, ChannelClosed, ChannelTimeout,
 from repogym.sandboxes.docker_exec import HOST_GRACE, capped_text, run_exec
 from repogym.sandboxes.engine import (ENGINE_ERRORS, docker_client, engine_trouble,
                                       remove_container)
-from repogym.sandboxes.env_build import (HOME, REPO_DIR, STATE, UID, USER, VENV,
-                                         build_env_image, venv_env)
+from repogym.layout import HOME, REPO_DIR, SCRATCH, STATE, TMPFS_MOUNTS, UID, USER, VENV
+from repogym.sandboxes.env_build import build_env_image, venv_env
 from repogym.sandboxes.guard import GUARD_PID, guard_command, stop_reason
 from repogym.sandboxes.images import ensure_base_image, env_image_tag, image_exists
 from repogym.schemas.records import EnvImage, EnvSpec
@@ -68,8 +68,6 @@ _venv_env = venv_env  # the name tests/hostile derive images with
 
 log = logging.getLogger(__name__)
 
-SCRATCH = "/var/tmp"  # scratch_path() lives here (on the container's own file system)
-TMPFS_MOUNTS = ("/tmp", "/dev/shm")  # the engine's archive API cannot see into these
 
 GIT = "git -c core.hooksPath=/dev/null -c core.fsmonitor=false"
 RESET_SCRIPT = f"""keep=" ${{REPOGYM_KEEP:-}} "

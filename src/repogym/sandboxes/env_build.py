@@ -48,6 +48,7 @@ from docker.types import Ulimit
 
 from repogym.config import Settings
 from repogym.errors import ImageBuildError, InstallError, SandboxError
+from repogym.layout import HOME, REPO_DIR, STATE, UID, USER, VENV
 from repogym.sandboxes.base import ExecResult
 from repogym.sandboxes.docker_exec import run_exec
 from repogym.sandboxes.engine import ENGINE_ERRORS, engine_trouble, remove_container
@@ -56,12 +57,6 @@ from repogym.schemas.records import EnvSpec
 
 log = logging.getLogger(__name__)
 
-USER = "repogym"
-UID = 1000
-REPO_DIR = "/repo"
-VENV = "/opt/venv"
-STATE = "/opt/repogym"
-HOME = f"/home/{USER}"
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 TAIL_LINES = 40
 GUARD_WAIT = 1.0  # seconds a failed step waits for the guard to say a limit stopped it

@@ -28,6 +28,7 @@ from typing import Any
 
 from repogym.config import DEFAULT_BASE_IMAGE
 from repogym.errors import ImageBuildError
+from repogym.layout import UID, USER
 from repogym.sandboxes.engine import ENGINE_ERRORS, docker_client, engine_trouble
 from repogym.schemas.records import EnvSpec
 
@@ -188,8 +189,8 @@ def _configure_rootfs(rootfs: Path, ca_bundle: Path, log_file: Any, log_path: Pa
         shutil.copyfile(ca_bundle, target)
     else:
         log_file.write(f"# no CA bundle at {ca_bundle}; keeping Debian's\n")
-    _run(["chroot", str(rootfs), "useradd", "-m", "-u", "1000", "-U", "-s", "/bin/bash",
-          "repogym"], log_file, log_path, what="useradd repogym")
+    _run(["chroot", str(rootfs), "useradd", "-m", "-u", str(UID), "-U", "-s", "/bin/bash",
+          USER], log_file, log_path, what=f"useradd {USER}")
     _run(["chroot", str(rootfs), "apt-get", "clean"], log_file, log_path, what="apt-get clean")
     for sub in ("var/lib/apt/lists", "var/cache/apt/archives", "var/log/apt"):
         for child in (rootfs / sub).glob("*"):

@@ -120,6 +120,18 @@ class Toolchain(ABC):
         grading."""
         return self.is_test_file(path)
 
+    def runner_setup(self, sandbox: Sandbox) -> str | None:
+        """A digest of everything about the test runner that grading depends on, in the
+        sandbox's current state: the runner and its plugins as installed, start-up hooks,
+        the runner's configuration as committed. Two states with the same digest have the
+        same test setup, so probing the verifier on one says the same of the other. None
+        when the toolchain cannot tell (probes are then kept per environment image).
+
+        Raises:
+            SandboxError: the sandbox broke.
+        """
+        return None
+
     def warm_runner(self, sandbox: Sandbox) -> TestRunner | None:
         """A faster runner for many runs in one sandbox (a warm process reused across runs),
         or None when the toolchain has none. It must give the same outcomes as

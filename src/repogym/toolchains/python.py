@@ -32,6 +32,7 @@ from __future__ import annotations
 import ast
 import configparser
 import functools
+import hashlib
 import json
 import re
 import secrets
@@ -322,6 +323,18 @@ class PythonToolchain(Toolchain):
                               check_runner=check_runner, exitfirst=exitfirst,
                               collect=collect)
         return run
+
+    def runner_setup(self, sandbox: Sandbox) -> str | None:
+        """The digest of what ``plugins/repogym_setup.py`` prints in the work tree: the
+        interpreter, pytest and its plugins as installed, start-up hooks, the pytest
+        tables of the configuration files and the conftests (None: it could not run)."""
+        script = sandbox.scratch_path(".py")
+        sandbox.write_file(script, plugin_source("repogym_setup.py"))
+        done = sandbox.exec(f"python {script}; rc=$?; rm -f {script}; exit $rc",
+                            timeout=60, env=RUN_ENV)
+        if not done.ok or not done.stdout.strip().startswith("{"):
+            return None
+        return "py-setup-" + hashlib.sha256(done.stdout.encode()).hexdigest()[:20]
 
     def warm_runner(self, sandbox: Sandbox) -> TestRunner:
         """A forking pytest server in ``sandbox`` (see :mod:`repogym.toolchains.warm`)."""

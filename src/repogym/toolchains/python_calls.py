@@ -22,7 +22,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 from pydantic import ValidationError
 
 from repogym import pyast
-from repogym.generators.diffs import changed_lines, split_lines
+from repogym.patches import changed_lines, split_lines
 from repogym.schemas.calls import CallKind, CallRecord, CallTrace, Target, TargetKind
 from repogym.toolchains.base import RunPlugin
 

@@ -11,7 +11,7 @@ It falls back to fresh runs, for good, when the sandbox cannot spawn processes (
 provider) or the server says warm runs cannot be trusted here (the runner itself imports
 the project); and for one run when the server dies (code under test may kill it: a new one
 starts next time). It is the judge's tool for its own candidates: grading a policy's patch
-(:func:`repogym.datasets.verify.grade_in`) always runs a fresh process.
+(:func:`repogym.grading.grade_in`) always runs a fresh process.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from repogym.generators.diffs import unified_diff
+from repogym.patches import unified_diff
 from repogym.generators.llm import (
     LLMClient, LLMSettings, llm_statement, modify_candidates, rewrite_candidates)
 from repogym.generators.llm.issue_writer import statement_prompt

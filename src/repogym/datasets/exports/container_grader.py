@@ -1,4 +1,4 @@
-"""repogym's in-container grader: the rules of :mod:`repogym.datasets.verify`, stdlib only.
+"""repogym's in-container grader: the rules of :mod:`repogym.grading`, stdlib only.
 
 Usage (as root, in a container prepared as below)::
 

@@ -22,7 +22,7 @@ task's environment image, a shell script and a stdlib-only Python grader. Two st
    removed.
 2. :mod:`repogym.datasets.exports.container_grader` (copied in as ``grader.py``, with the
    report plugin, repogym's pytest launcher and a :class:`ContainerSpec` as ``spec.json``)
-   grades the candidate the way :func:`repogym.datasets.verify.grade_in` does; its
+   grades the candidate the way :func:`repogym.grading.grade_in` does; its
    docstring lists the steps.
 
 The rules come from their one source (the Python toolchain's ``RUNNER_CONFIG``,
@@ -48,12 +48,12 @@ from typing import Sequence
 from pydantic import BaseModel, ConfigDict
 
 from repogym.errors import InputError
-from repogym.generators.diffs import changed_lines
+from repogym.layout import REPO_DIR, TASK_DIR
+from repogym.layout import STATE as ENV_STATE
+from repogym.layout import USER as TEST_USER
 from repogym.limits import policy_for
+from repogym.patches import changed_lines
 from repogym.sandboxes.base import APPLY_FALLBACKS
-from repogym.sandboxes.docker import REPO_DIR
-from repogym.sandboxes.docker import STATE as ENV_STATE
-from repogym.sandboxes.docker import USER as TEST_USER
 from repogym.schemas.arrow import TaskRow
 from repogym.schemas.records import TimeLimits
 from repogym.toolchains.python import (
@@ -66,7 +66,7 @@ from repogym.toolchains.python import (
     TEST_FILE_NAMES,
 )
 
-ANCHOR = "/opt/repogym-task"
+ANCHOR = TASK_DIR
 GRADER_FILE, PLUGIN_FILE, LAUNCHER_FILE, SPEC_FILE, PREPARE_FILE = (
     "grader.py", "repogym_report.py", "repogym_launch.py", "spec.json", "prepare.sh")
 DEFAULT_TIMEOUT = 600.0

@@ -10,7 +10,7 @@ prompt         chat messages ``[{role: system, content}, {role: user, content}]`
                answer (a unified diff in a fenced ``diff`` block), then the problem statement
 ability        ``"swe"``
 reward_model   ``{style: "rule", ground_truth: <JSON>}``; the JSON is the task's
-               :class:`~repogym.datasets.verify.GradingSpec` (image, base_commit, bug_patch,
+               :class:`~repogym.grading.GradingSpec` (image, base_commit, bug_patch,
                test_patch, FAIL_TO_PASS, PASS_TO_PASS), so grading needs no dataset
 extra_info     ``{split, index, instance_id, repo, image, base_commit, kind}``
 =============  ==============================================================================

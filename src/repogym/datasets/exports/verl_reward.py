@@ -56,7 +56,7 @@ def extract_diff(answer: str) -> str:
 
 
 def _spec(ground_truth: Any) -> Any:
-    from repogym.datasets.verify import GradingSpec
+    from repogym.grading import GradingSpec
 
     try:
         if isinstance(ground_truth, (str, bytes)):

@@ -14,12 +14,12 @@ import logging
 from dataclasses import dataclass
 from typing import Callable, Mapping
 
-from repogym.generators.diffs import changed_lines, unified_diff
 from repogym.generators.llm.client import Completion, LLMClient, Messages
 from repogym.generators.llm.errors import BudgetExceeded, LLMError
 from repogym.generators.llm.functions import FunctionTarget, RejectedAnswer, select_targets
 from repogym.generators.llm.splice import splice_answer
 from repogym.generators.procedural import runtime_sources
+from repogym.patches import changed_lines, unified_diff
 from repogym.schemas.records import Candidate, CandidateKind, Checkout
 from repogym.toolchains.base import Toolchain
 

@@ -27,8 +27,8 @@ from typing import Iterator, Mapping, Sequence
 
 from tree_sitter import Node
 
-from repogym.generators.diffs import split_lines
 from repogym.generators.procedural import parse_python
+from repogym.patches import split_lines
 
 log = logging.getLogger(__name__)
 

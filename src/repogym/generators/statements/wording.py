@@ -14,9 +14,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from repogym.generators.diffs import diff_text_lines
 from repogym.generators.statements.messages import raw_lines
 from repogym.generators.statements.observed import Observed
+from repogym.patches import diff_text_lines
 from repogym.schemas.calls import StatementEvidence
 from repogym.schemas.records import Candidate, short_hash
 

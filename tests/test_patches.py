@@ -8,8 +8,7 @@ from typing import Callable
 
 import pytest
 
-from repogym.generators.diffs import (
-    changed_lines, diff_text_lines, reverse_diff, split_lines, unified_diff)
+from repogym.patches import changed_lines, diff_text_lines, reverse_diff, split_lines, unified_diff
 
 BEFORE = "".join(f"line {i}\n" for i in range(1, 21))
 
@@ -139,7 +138,7 @@ def test_diff_text_lines_follow_hunk_counts() -> None:
 def test_new_file_diff_creates_the_file(tmp_path):
     import subprocess
 
-    from repogym.generators.diffs import new_file_diff
+    from repogym.patches import new_file_diff
 
     subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
     patch = new_file_diff("pkg/new.py", "x = 1\ny = 2\n")
