@@ -18,7 +18,7 @@ import pytest
 SRC = Path(__file__).resolve().parents[1] / "src" / "repogym"
 
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
-    ("core", frozenset({"schemas", "errors", "config", "limits", "pyast", "registry",
+    ("core", frozenset({"schemas", "errors", "config", "limits", "pyast", "registry", "files",
                         "build_failures", "patches", "layout"})),
     ("sandboxes", frozenset({"sandboxes"})),
     ("toolchains", frozenset({"toolchains", "repos", "samples"})),

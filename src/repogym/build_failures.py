@@ -26,6 +26,7 @@ from pathlib import Path
 from pydantic import Field, ValidationError
 
 from repogym.errors import InstallError
+from repogym.files import atomic_write
 from repogym.schemas.records import EnvSpec, Record, utcnow
 
 log = logging.getLogger(__name__)
@@ -112,8 +113,5 @@ class BuildLedger:
             self._path(spec.digest()).unlink(missing_ok=True)
 
     def _write(self, failure: BuildFailure) -> None:
-        self.folder.mkdir(parents=True, exist_ok=True)
-        path = self._path(failure.digest)
-        tmp = path.with_suffix(f".{threading.get_ident()}.tmp")
-        tmp.write_text(json.dumps(failure.model_dump(mode="json"), indent=2))
-        tmp.replace(path)
+        atomic_write(self._path(failure.digest),
+                     json.dumps(failure.model_dump(mode="json"), indent=2))

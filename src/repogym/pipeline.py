@@ -36,6 +36,7 @@ from repogym.sandboxes import get_provider
 from repogym.sandboxes.base import Limits, SandboxProvider
 from repogym.build_failures import ATTEMPTS, BuildFailure, BuildLedger
 from repogym.errors import EnvDoesNotInstall, InstallError, RepogymError, TestRunError
+from repogym.files import atomic_write
 from repogym.schemas.calls import StatementEvidence
 from repogym.schemas.records import (Baseline, Candidate, CandidateKind, Checkout, CoverageMap,
                                      EnvImage,
@@ -152,10 +153,7 @@ def coverage_in(provider: SandboxProvider, env: EnvImage, prepared: Prepared, ba
                     prepared.checkout.name, str(exc).splitlines()[0])
         return None
     if cov is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(cov.model_dump_json())
-        tmp.replace(path)
+        atomic_write(path, cov.model_dump_json())
     return cov
 
 

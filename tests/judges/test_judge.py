@@ -308,6 +308,7 @@ def test_the_test_setup_digest_reads_the_runner_config_and_not_a_version_bump(wo
         assert 'version = "0.1"' in pyproject
         sb.write_file("pyproject.toml", pyproject.replace('version = "0.1"', 'version = "9.9"'))
         sb.write_file("tinycalc/ops.py", OPS.replace("a + b", "b + a"))
+        sb.write_file("tox.ini", "[tox]\nenvlist = py311\n")  # no [pytest]: not pytest's
         assert tc.runner_setup(sb) == first
         sb.write_file("pyproject.toml", pyproject + '\n[tool.pytest.ini_options]\n'
                                                     'addopts = "-p no:cacheprovider"\n')

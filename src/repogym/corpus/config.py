@@ -42,7 +42,6 @@ import fcntl
 import json
 import os
 import re
-import tempfile
 import tomllib
 from datetime import date, datetime
 from pathlib import Path
@@ -54,6 +53,7 @@ from pydantic import (BaseModel, ConfigDict, Field, PrivateAttr, StrictInt, Stri
 
 from repogym.config import Settings
 from repogym.errors import ConfigError
+from repogym.files import atomic_write
 from repogym.repos import is_url, repo_name
 from repogym.schemas.records import Record, RepoSpec
 
@@ -456,19 +456,7 @@ class CorpusConfig(BaseModel):
 
     def save(self, path: Path) -> None:
         """Write :meth:`to_toml` to ``path`` atomically (temp file, fsync, rename)."""
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(self.to_toml())
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
-            raise
+        atomic_write(Path(path), self.to_toml())
 
     @classmethod
     def edit(cls, path: Path, change: Callable[["CorpusConfig"], "CorpusConfig"], *,

@@ -35,10 +35,7 @@ never recorded as judged, so the next run judges that candidate again.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import secrets
 from datetime import datetime
 from pathlib import Path
 from typing import Iterable
@@ -47,6 +44,7 @@ from pydantic import Field, ValidationError
 
 from repogym import baseline
 from repogym.errors import DatasetError
+from repogym.files import atomic_write
 from repogym.schemas.records import Baseline, Record, short_hash, utcnow
 
 STATE_DIR = "state"
@@ -98,19 +96,6 @@ class RepoState(Record):
         return self.model_copy(update=update)
 
 
-def _atomic_write_text(path: Path, text: str) -> None:
-    """Write ``path`` via a fsynced ``.tmp-*`` sibling and a rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".tmp-{secrets.token_hex(6)}-{path.name}")
-    try:
-        with open(tmp, "w") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
         raise
 
 
@@ -142,7 +127,7 @@ class StateStore:
 
     def save(self, state: RepoState) -> None:
         """Write the state atomically."""
-        _atomic_write_text(self.path(state.repo), state.model_dump_json(indent=2))
+        atomic_write(self.path(state.repo), state.model_dump_json(indent=2))
 
     def repos(self) -> list[str]:
         """Repositories with a state file, sorted."""
@@ -173,4 +158,4 @@ class StateStore:
             return None  # re-recorded by the caller, which overwrites the bad file
 
     def put_baseline(self, repo: str, key: str, baseline: Baseline) -> None:
-        _atomic_write_text(self.baseline_path(repo, key), baseline.model_dump_json())
+        atomic_write(self.baseline_path(repo, key), baseline.model_dump_json())

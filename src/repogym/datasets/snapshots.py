@@ -49,7 +49,8 @@ from typing import Iterable, Sequence
 
 from pydantic import ValidationError
 
-from repogym.datasets.store import TMP_PREFIX, DatasetStore, is_part_file, read_part, rows_of
+from repogym.datasets.store import DatasetStore, is_part_file, read_part, rows_of
+from repogym.files import TMP_PREFIX, fsync_dir
 from repogym.errors import DatasetError, InputError
 from repogym.schemas.arrow import SCHEMA_VERSION, TaskRow, pipeline_version
 from repogym.schemas.records import Record, utcnow
@@ -186,7 +187,7 @@ def _assemble(root: Path, base: Path, name: str, files: Sequence[Path]) -> Snaps
         _make_writable(tmp)
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    _fsync_dir(base)
+    fsync_dir(base)
     return manifest
 
 
@@ -237,7 +238,7 @@ def _write_manifest(directory: Path, manifest: SnapshotManifest) -> None:
         os.fsync(fh.fileno())
     os.chmod(path, _READ_ONLY)
     for sub in sorted({p.parent for p in directory.rglob("*")}, reverse=True):
-        _fsync_dir(sub)
+        fsync_dir(sub)
 
 
 def _append_ledger(base: Path, manifest: SnapshotManifest) -> None:
@@ -269,12 +270,6 @@ def _make_writable(directory: Path) -> None:
                 os.chmod(path, 0o644)
 
 
-def _fsync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 # -- reading ----------------------------------------------------------------------------

@@ -57,11 +57,10 @@ import contextlib
 import fcntl
 import json
 import os
-import secrets
 from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable, Iterator, Literal, Sequence
+from typing import Iterator, Literal, Sequence
 from urllib.parse import quote, unquote
 
 import pyarrow as pa
@@ -69,6 +68,7 @@ import pyarrow.parquet as pq
 from pydantic import Field, ValidationError
 
 from repogym.errors import DatasetError
+from repogym.files import TMP_PREFIX, atomic_write_with, fsync_dir, write_temp
 from repogym.schemas.arrow import (
     SCHEMA_VERSION,
     SCHEMA_VERSION_KEY,
@@ -83,7 +83,6 @@ TableName = Literal["tasks", "rejected", "infra"]
 TABLES: tuple[TableName, ...] = ("tasks", "rejected", "infra")
 MANIFEST_NAME = "manifest.json"
 LOCK_NAME = ".lock"
-TMP_PREFIX = ".tmp-"
 JOURNAL_NAME = ".compaction.json"
 READ_ATTEMPTS = 10  # reads a reader tries while writers keep changing the files
 _COUNT_COLUMNS = ["instance_id", "repo", "status"]
@@ -208,41 +207,6 @@ def _check_schema(path: Path, schema: pa.Schema, names: list[str]) -> None:
         raise DatasetError(f"{path}: missing columns {missing} for schema version {SCHEMA_VERSION}")
 
 
-def _atomic_write(path: Path, write: Callable[[Path], object]) -> None:
-    """Write ``path`` through ``write(tmp)`` on a temp file in the same directory + rename."""
-    tmp = _write_temp(path, write)
-    try:
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
-    _fsync_dir(path.parent)
-
-
-def _write_temp(path: Path, write: Callable[[Path], object]) -> Path:
-    """Write a fsynced ``.tmp-*`` sibling of ``path`` through ``write(tmp)``; its path.
-
-    On failure the temp file is removed and the error propagates.
-    """
-    tmp = path.with_name(f"{TMP_PREFIX}{secrets.token_hex(6)}-{path.name}")
-    try:
-        write(tmp)
-        with open(tmp, "rb") as fh:
-            os.fsync(fh.fileno())
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
-    return tmp
-
-
-def _fsync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _strings(table: pa.Table, column: str) -> list[str]:
@@ -271,7 +235,7 @@ def _unlink_all(paths: Sequence[Path]) -> None:
             path.unlink()
     for directory in sorted({p.parent for p in paths}):
         if directory.is_dir():
-            _fsync_dir(directory)
+            fsync_dir(directory)
 
 
 def _check_table(table: str) -> TableName:
@@ -332,7 +296,7 @@ class DatasetStore:
         if (self.root / journal.merged).is_file():
             _unlink_all([self.root / rel for rel in journal.replaced])
         (self.root / JOURNAL_NAME).unlink()
-        _fsync_dir(self.root)
+        fsync_dir(self.root)
 
     def _read_journal(self) -> CompactionJournal | None:
         path = self.root / JOURNAL_NAME
@@ -398,7 +362,7 @@ class DatasetStore:
         directory.mkdir(parents=True, exist_ok=True)
         data = table_from_rows([r.to_arrow_row() for r in rows])
         path = self._new_part_path(directory, [r.instance_id for r in rows])
-        _atomic_write(path, lambda tmp: pq.write_table(data, tmp))
+        atomic_write_with(path, lambda tmp: pq.write_table(data, tmp))
         return path
 
     @staticmethod
@@ -411,7 +375,7 @@ class DatasetStore:
         manifest = Manifest(schema_version=SCHEMA_VERSION, pipeline_version=pipeline_version(),
                             updated_at=utcnow(), tables={t: self.counts(t) for t in TABLES})
         text = manifest.model_dump_json(indent=2) + "\n"
-        _atomic_write(self.root / MANIFEST_NAME, lambda tmp: tmp.write_text(text))
+        atomic_write_with(self.root / MANIFEST_NAME, lambda tmp: tmp.write_text(text))
         return manifest
 
     # -- compaction --------------------------------------------------------------------
@@ -458,13 +422,13 @@ class DatasetStore:
         target = self._new_part_path(directory, _strings(data, "instance_id"))
         if target in files:
             raise DatasetError(f"{target}: merged part file would overwrite an existing one")
-        tmp = _write_temp(target, lambda t: pq.write_table(data, t))
+        tmp = write_temp(target, lambda t: pq.write_table(data, t))
         journal = CompactionJournal(merged=self._relative(target),
                                     replaced=tuple(self._relative(p) for p in files))
         text = journal.model_dump_json() + "\n"
-        _atomic_write(self.root / JOURNAL_NAME, lambda t: t.write_text(text))
+        atomic_write_with(self.root / JOURNAL_NAME, lambda t: t.write_text(text))
         os.replace(tmp, target)
-        _fsync_dir(directory)
+        fsync_dir(directory)
         self._finish_compaction()
         return CompactedPartition(table=table, repo=unquote(directory.name),
                                   replaced=len(files), rows=data.num_rows,

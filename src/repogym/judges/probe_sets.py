@@ -36,6 +36,7 @@ from typing import Callable
 
 from pydantic import Field
 
+from repogym.files import atomic_write
 from repogym.schemas.records import Record
 
 log = logging.getLogger(__name__)
@@ -132,7 +133,4 @@ class ProbeSets:
         path = self._path(probe_set.key)
         if path is None:
             return
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{threading.get_ident()}.tmp")
-        tmp.write_text(probe_set.model_dump_json(indent=2))
-        tmp.replace(path)
+        atomic_write(path, probe_set.model_dump_json(indent=2))

@@ -15,12 +15,12 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
-import tempfile
 from pathlib import Path
 from typing import Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, ValidationError
+
+from repogym.files import atomic_write
 
 log = logging.getLogger(__name__)
 
@@ -72,12 +72,4 @@ class ResponseCache:
     def put(self, answer: CachedAnswer) -> None:
         """Store ``answer`` atomically (write a temporary file, then rename it)."""
         path = self.path(answer.key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(answer.model_dump_json())
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        atomic_write(path, answer.model_dump_json())

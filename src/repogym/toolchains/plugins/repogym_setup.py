@@ -68,29 +68,34 @@ def _tracked(patterns):
 
 
 def _config(path):
+    """What pytest reads of a configuration file; None when it reads nothing there (a
+    ``tox.ini`` without a ``[pytest]`` section is no pytest configuration at all, while
+    any ``pytest.ini`` is, even an empty one)."""
     text = _read(path)
     base = os.path.basename(path)
     if text is None or base in WHOLE or os.path.dirname(path):
         return text
     if base == "pyproject.toml" and tomllib is not None:
         try:
-            return json.dumps(tomllib.loads(text).get("tool", {}).get("pytest"), sort_keys=True)
+            tables = tomllib.loads(text).get("tool", {}).get("pytest")
         except (tomllib.TOMLDecodeError, AttributeError):
             return text
+        return None if tables is None else json.dumps(tables, sort_keys=True)
     if base in SECTIONS:
         parser = configparser.RawConfigParser()
         try:
             parser.read_string(text)
         except configparser.Error:
             return text
-        return json.dumps({s: dict(parser.items(s)) for s in SECTIONS[base]
-                           if parser.has_section(s)}, sort_keys=True)
+        found = {s: dict(parser.items(s)) for s in SECTIONS[base] if parser.has_section(s)}
+        return json.dumps(found, sort_keys=True) if found else None
     return text
 
 
 def main():
     names = list(WHOLE) + ["pyproject.toml"] + list(SECTIONS)
-    configs = {p: _config(p) for p in _tracked(names) if "/" not in p}
+    configs = {p: text for p in _tracked(names) if "/" not in p
+               and (text := _config(p)) is not None}
     conftests = {p: _read(p) for p in _tracked(["conftest.py", "*/conftest.py"])}
     json.dump({"python": sys.version, "runner": _runner_dists(), "hooks": _hooks(),
                "config": configs, "conftests": conftests}, sys.stdout, sort_keys=True)
