@@ -161,6 +161,15 @@ def test_operations_read_as_written_and_a_private_inner_class_by_its_public_one(
     assert (plain.call, plain.api) == ("pkg._impl.Store.close()", "pkg._impl.Store.close")
 
 
+def test_a_keyword_the_code_lacks_is_said_as_such():
+    """A mined feature: the test passes a keyword the broken code does not take, so the call
+    never runs (nothing is traced); the statement says which parameter is missing."""
+    message = "TypeError: slugify() got an unexpected keyword argument 'allow_unicode'"
+    assert observations(evidence_from_messages([TEST], {TEST: message})) == [
+        "`slugify()` does not accept the keyword argument `allow_unicode`: a call with it "
+        "raises `TypeError`."]
+
+
 def test_addresses_and_the_tests_own_objects_never_show():
     assert scrub("<geo.shapes.Point object at 0x7fbe7c147dd0>") == "<Point object>"
     assert scrub("<test_shapes.Origin object at 0x7fbe7c147dd0>") == "<object>"

@@ -211,6 +211,8 @@ _REGEX = re.compile(r'^(?:AssertionError: )?"(.*)" does not match "(.*)"$')
 _COUNTS = re.compile(r"First has (\d+), Second has (\d+):\s+(.+)")
 _BOOL = re.compile(r"^(.+) is not (true|false)$")
 _NONE = re.compile(r"^(.+) is not None$")
+_NO_SUCH_KEYWORD = re.compile(r"^TypeError: (?:[\w.]+\.)?(\w+)\(\) got an unexpected keyword "
+                              r"argument '(\w+)'$")
 _ERROR = re.compile(r"^((?:[A-Za-z_]\w*\.)*[A-Z]\w*)(?::\s*(.*))?$")  # exconly(): "Type: text"
 
 
@@ -240,6 +242,9 @@ def _special(lines: Sequence[str]) -> Observed | None:
         return Observed(returns=m.group(1), should_return="None")
     if first.startswith(("AssertionError", "Failed")):
         return None
+    if m := _NO_SUCH_KEYWORD.match(first):  # the call never ran: the parameter is missing
+        return Observed(note=f"`{m.group(1)}()` does not accept the keyword argument "
+                             f"`{m.group(2)}`: a call with it raises `TypeError`")
     if m := _ERROR.match(first):
         return Observed(raises=f"{m.group(1).rsplit('.', 1)[-1]}: {m.group(2)}" if m.group(2)
                         else m.group(1).rsplit(".", 1)[-1])
