@@ -30,8 +30,7 @@ from pathlib import Path
 
 from repogym.config import Settings
 from repogym.patches import reverse_diff, unified_diff
-from repogym.pipeline import (baseline_in, build_env, coverage_in, judge_all, prepare,
-                              provider_for)
+from repogym.pipeline import baseline_in, build_env, coverage_in, judge_all, prepare, provider_for
 from repogym.samples import sample_repo
 from repogym.schemas.records import Candidate, CandidateKind, RepoSpec
 

@@ -33,8 +33,7 @@ from pathlib import Path
 
 from repogym.config import Settings
 from repogym.generators.mined import CommitSelection, mine_candidates
-from repogym.pipeline import (baseline_in, build_env, coverage_in, judge_mined, prepare,
-                              provider_for)
+from repogym.pipeline import baseline_in, build_env, coverage_in, judge_mined, prepare, provider_for
 from repogym.schemas.records import RepoSpec
 
 RESULTS = Path(__file__).parent / "results"

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import os
 import subprocess
-from pathlib import Path
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import pytest

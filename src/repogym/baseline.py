@@ -20,9 +20,9 @@ from importlib import resources
 from pathlib import Path
 
 from repogym.errors import NoTestsError, TestRunError
+from repogym.limits import TimePolicy
 from repogym.sandboxes.base import Sandbox
 from repogym.schemas.records import Baseline, Outcome, TestRun
-from repogym.limits import TimePolicy
 from repogym.toolchains.base import Toolchain
 from repogym.toolchains.resume import run_to_end
 

@@ -143,7 +143,7 @@ def _image_exists(name: str) -> bool:
         return False
 
 
-def _run_one(spec, settings: Settings) -> bool:  # type: ignore[no-untyped-def]
+def _run_one(spec, settings: Settings) -> bool:
     from repogym.flows.repo_flow import PROGRESS, repo_flow
 
     with _progress() as bar:
@@ -173,7 +173,7 @@ def _progress() -> Progress:
 SHOWN_SET_ASIDE = 10
 
 
-def _print_summary(summary, settings: Settings) -> None:  # type: ignore[no-untyped-def]
+def _print_summary(summary, settings: Settings) -> None:
     table = Table(title=f"{summary.repo} @ {summary.commit[:12]}", show_header=False)
     table.add_row("image", summary.image)
     table.add_row("baseline", f"{summary.baseline_passing}/{summary.baseline_tests} passing, "

@@ -80,7 +80,7 @@ class Result(BaseModel):
 
 def _zero(spec: GradingSpec, problem: str, **kw: object) -> Result:
     return Result(instance_id=spec.instance_id, reward=0.0, resolved=False, outcomes={},
-                  problems=(problem,), **kw)  # type: ignore[arg-type]
+                  problems=(problem,), **kw)
 
 
 def grade_in(sandbox: Sandbox, toolchain: Toolchain, spec: GradingSpec, patch: str, *,

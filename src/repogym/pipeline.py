@@ -10,37 +10,57 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Collection, Sequence, TypeVar
 
 from repogym.baseline import baseline_format, record_baseline
+from repogym.build_failures import ATTEMPTS, BuildFailure, BuildLedger
 from repogym.config import Settings
 from repogym.datasets.store import DatasetStore
+from repogym.errors import EnvDoesNotInstall, InstallError, RepogymError, TestRunError
+from repogym.files import atomic_write
 from repogym.generators.combined import combined_candidates
-from repogym.generators.mined import (CommitSelection, MiningResult, dependency_fingerprint,
-                                      mine_candidates)
-from repogym.generators.llm import (LLMClient, LLMSettings, default_cache_dir, llm_statement,
-                                   modify_candidates, rewrite_candidates)
 from repogym.generators.leaks import statement_leaks
+from repogym.generators.llm import (
+    LLMClient,
+    LLMSettings,
+    default_cache_dir,
+    llm_statement,
+    modify_candidates,
+    rewrite_candidates,
+)
+from repogym.generators.mined import (
+    CommitSelection,
+    MiningResult,
+    dependency_fingerprint,
+    mine_candidates,
+)
 from repogym.generators.statements import evidence_from_messages, with_observations
 from repogym.generators.synthetic import synthetic_candidates
 from repogym.judges.judge import Judge, JudgeSettings
-from repogym.judges.probe_sets import ProbeSets
 from repogym.judges.llm_judge import llm_judge
+from repogym.judges.probe_sets import ProbeSets
 from repogym.judges.unsolvable import unstated_names
 from repogym.limits import policy_for
 from repogym.repos import clone
 from repogym.sandboxes import get_provider
 from repogym.sandboxes.base import Limits, SandboxProvider
-from repogym.build_failures import ATTEMPTS, BuildFailure, BuildLedger
-from repogym.errors import EnvDoesNotInstall, InstallError, RepogymError, TestRunError
-from repogym.files import atomic_write
 from repogym.schemas.calls import StatementEvidence
-from repogym.schemas.records import (Baseline, Candidate, CandidateKind, Checkout, CoverageMap,
-                                     EnvImage,
-                                     EnvSpec, Judged, RepoSpec, Status, Verdict)
+from repogym.schemas.records import (
+    Baseline,
+    Candidate,
+    CandidateKind,
+    Checkout,
+    CoverageMap,
+    EnvImage,
+    EnvSpec,
+    Judged,
+    RepoSpec,
+    Status,
+    Verdict,
+)
 from repogym.toolchains import detect_toolchain
 from repogym.toolchains.base import Toolchain
 

@@ -95,7 +95,7 @@ def _fetch(source: str, dest: Path) -> git.Repo:
 
 def _update_head(repo: git.Repo, source: str) -> git.Repo:
     """Point FETCH_HEAD's default branch at what the source calls HEAD now."""
-    head = repo.git.ls_remote(source, "HEAD").split()
+    head = str(repo.git.ls_remote(source, "HEAD")).split()
     if head:
         repo.git.fetch("--quiet", source, head[0])
         repo.git.update_ref("refs/remotes/origin/HEAD", head[0])

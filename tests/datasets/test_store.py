@@ -13,8 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import repogym.datasets.store as store_module
-from repogym.datasets import (DatasetStore, TableName, WriteResult, partition_dirname,
-                              read_part)
+from repogym.datasets import DatasetStore, TableName, WriteResult, partition_dirname, read_part
 from repogym.errors import DatasetError
 from repogym.schemas import SCHEMA_VERSION_KEY, TASK_SCHEMA, Status, TaskRow
 from tests.datasets.test_schema import make_judged

@@ -17,14 +17,25 @@ import pytest
 from prefect import flow
 
 from repogym.config import Settings
-from repogym.corpus.cache import (checkout_intact, clone_key, code_version, resolve_key,
-                                  resolved_commit, results_dir)
+from repogym.corpus.cache import (
+    checkout_intact,
+    clone_key,
+    code_version,
+    resolve_key,
+    resolved_commit,
+    results_dir,
+)
 from repogym.corpus.config import SampleSpec
 from repogym.corpus.state import RepoState
 from repogym.datasets import DatasetStore
 from repogym.errors import SourceError
-from repogym.flows.corpus_flow import (IncrementalMiner, RepoJob, corpus_stage, resolve_source,
-                                       selection_key)
+from repogym.flows.corpus_flow import (
+    IncrementalMiner,
+    RepoJob,
+    corpus_stage,
+    resolve_source,
+    selection_key,
+)
 from repogym.pipeline import prepare
 from repogym.schemas.records import RepoSpec
 from tests.conftest import TINY_PROJECT, commit_files, git

@@ -29,8 +29,14 @@ from repogym.corpus.state import RepoState, RunRecord, StateStore
 from repogym.datasets import DatasetStore
 from repogym.errors import DatasetError, ImageBuildError, InstallError, SourceError
 from repogym.flows import corpus_flow as corpus_module
-from repogym.flows.corpus_flow import (ARTIFACT_KEY, CorpusRun, RepoJob, RepoStatus,
-                                       corpus_flow, markdown)
+from repogym.flows.corpus_flow import (
+    ARTIFACT_KEY,
+    CorpusRun,
+    RepoJob,
+    RepoStatus,
+    corpus_flow,
+    markdown,
+)
 from repogym.flows.repo_flow import prefect_stage
 from repogym.judges.judge import Judge
 from repogym.sandboxes.docker import DockerProvider

@@ -18,8 +18,13 @@ from repogym.config import Settings
 from repogym.corpus.cache import results_dir
 from repogym.corpus.state import StateStore
 from repogym.datasets import DatasetStore
-from repogym.flows.corpus_flow import (IncrementalMiner, MiningReport, RepoResult, RepoStatus,
-                                       state_after)
+from repogym.flows.corpus_flow import (
+    IncrementalMiner,
+    MiningReport,
+    RepoResult,
+    RepoStatus,
+    state_after,
+)
 from repogym.pipeline import RunSummary, prepare, unseen
 from repogym.schemas.records import Judged, RepoSpec, Status, Verdict
 from tests.conftest import git

@@ -10,8 +10,7 @@ import pytest
 
 from repogym.errors import UnknownPluginError
 from repogym.generators.mutators import MUTATORS, Mutator, Site
-from repogym.generators.mutators.runtime import (
-    enclosing_function, in_runtime_code, runtime_nodes)
+from repogym.generators.mutators.runtime import enclosing_function, in_runtime_code, runtime_nodes
 from repogym.generators.procedural import parse_python, parses_cleanly
 
 EXPECTED_KINDS = {"arithmetic_swap", "boolean_swap", "break_call_chain", "change_default",

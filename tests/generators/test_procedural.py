@@ -15,8 +15,12 @@ from pydantic import ValidationError
 
 from repogym.errors import SourceError, UnknownPluginError
 from repogym.generators.procedural import (
-    MUTATORS, Mutation, generate_mutations, parses_cleanly, runtime_sources)
-
+    MUTATORS,
+    Mutation,
+    generate_mutations,
+    parses_cleanly,
+    runtime_sources,
+)
 from tests.generators.test_mutators import CORPUS, OFF_LIMITS
 
 

@@ -4,9 +4,14 @@ The labelled corpus of real runs is in ``test_statement_corpus.py``; these are t
 one at a time, on small hand-written evidence.
 """
 
+from repogym.generators.statements import (
+    evidence_from_messages,
+    leaks,
+    observations,
+    offline_statement,
+    scrub,
+)
 from repogym.patches import reverse_diff, unified_diff
-from repogym.generators.statements import (evidence_from_messages, leaks, observations,
-                                           offline_statement, scrub)
 from repogym.schemas.calls import CallKind, CallRecord, CallTrace, StatementEvidence
 from repogym.schemas.records import Candidate, CandidateKind
 

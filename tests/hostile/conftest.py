@@ -21,8 +21,8 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from repogym.repos import clone
 from repogym.layout import REPO_DIR, STATE
+from repogym.repos import clone
 from repogym.sandboxes.docker import DockerProvider, _venv_env
 from repogym.sandboxes.images import env_image_tag
 from repogym.schemas.records import EnvImage, RepoSpec

@@ -32,9 +32,18 @@ from repogym.pipeline import RunSummary, run_repo
 from repogym.sandboxes.docker import DockerProvider, cleanup_images
 from repogym.schemas.records import RepoSpec
 from repogym.toolchains import PythonToolchain
-from tests.hostile.conftest import (CASES, SUITE_TESTS, Case, Listener,
-                                    Observer, bridge_address, derive_env, hostile_suite_files,
-                                    make_hostile_repo, marked_pids)
+from tests.hostile.conftest import (
+    CASES,
+    SUITE_TESTS,
+    Case,
+    Listener,
+    Observer,
+    bridge_address,
+    derive_env,
+    hostile_suite_files,
+    make_hostile_repo,
+    marked_pids,
+)
 from tests.processes import wait_until
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]

@@ -7,11 +7,16 @@ import dataclasses
 import pytest
 
 from repogym.baseline import record_baseline
-from repogym.patches import new_file_diff, reverse_diff, unified_diff
 from repogym.judges.judge import Judge, JudgeSettings
+from repogym.patches import new_file_diff, reverse_diff, unified_diff
 from repogym.schemas.records import Candidate, CandidateKind, Outcome, Status
-from tests.conftest import (PROVIDER_PARAMS, TINY_PROJECT, build_tiny_env, commit_files,
-                            need_provider)
+from tests.conftest import (
+    PROVIDER_PARAMS,
+    TINY_PROJECT,
+    build_tiny_env,
+    commit_files,
+    need_provider,
+)
 
 OPS = TINY_PROJECT["tinycalc/ops.py"]
 TESTS = TINY_PROJECT["tests/test_ops.py"]

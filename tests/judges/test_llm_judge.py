@@ -17,11 +17,18 @@ import pytest
 
 from repogym.config import Settings
 from repogym.datasets import DatasetStore
-from repogym.patches import reverse_diff, unified_diff
 from repogym.generators.llm import LLMClient, LLMSettings
 from repogym.generators.statements import leaks
-from repogym.judges.llm_judge import (EVIDENCE_ERROR, LLMJudgeAnswer, MalformedJudgeAnswer,
-                                      judge_prompt, llm_judge, parse_answer, redact)
+from repogym.judges.llm_judge import (
+    EVIDENCE_ERROR,
+    LLMJudgeAnswer,
+    MalformedJudgeAnswer,
+    judge_prompt,
+    llm_judge,
+    parse_answer,
+    redact,
+)
+from repogym.patches import reverse_diff, unified_diff
 from repogym.pipeline import judged_with_statement, run_repo
 from repogym.schemas.records import Candidate, CandidateKind, RepoSpec, Status, Verdict
 from tests.conftest import TINY_PROJECT

@@ -10,13 +10,18 @@ import pytest
 
 from repogym.baseline import record_baseline
 from repogym.grading import GradingSpec, grade_in
-from repogym.patches import reverse_diff, unified_diff
 from repogym.judges.judge import Judge, JudgeSettings
 from repogym.judges.probes import PROBES, ProbeContext, context_in
+from repogym.patches import reverse_diff, unified_diff
 from repogym.schemas.records import Candidate, CandidateKind, Status
 from repogym.toolchains.python import PythonToolchain
-from tests.conftest import (PROVIDER_PARAMS, TINY_PROJECT, build_tiny_env, commit_files,
-                            need_provider)
+from tests.conftest import (
+    PROVIDER_PARAMS,
+    TINY_PROJECT,
+    build_tiny_env,
+    commit_files,
+    need_provider,
+)
 
 OPS = TINY_PROJECT["tinycalc/ops.py"]
 UNITTEST_FILE = "tests/test_ops_unittest.py"

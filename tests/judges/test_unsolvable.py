@@ -1,5 +1,5 @@
-from repogym.patches import unified_diff
 from repogym.judges.unsolvable import introduced_names, unstated_names
+from repogym.patches import unified_diff
 
 OLD = "def total(items):\n    return sum(items)\n"
 NEW = ("def total(items):\n    return sum(items)\n\n\n"

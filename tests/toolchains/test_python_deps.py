@@ -327,10 +327,10 @@ pinned = ["text-unidecode==1.2"]
 @pytest.mark.docker
 @pytest.mark.slow
 def test_poetry_dev_group_reaches_a_real_image(make_git_repo, base_image, tmp_path):
+    import secrets  # a commit of its own: the image is built (the install log is read below)
+
     from repogym.baseline import record_baseline
     from tests.conftest import build_tiny_env
-
-    import secrets  # a commit of its own: the image is built (the install log is read below)
 
     src = make_git_repo({**POETRY_PROJECT, "TOKEN": secrets.token_hex(6)}, name="poetrycalc")
     tiny = build_tiny_env("docker", src, tmp_path / "out")

@@ -12,7 +12,13 @@ import pytest
 
 from repogym.sandboxes.channel import new_tag, popen_channel
 from repogym.toolchains.warm import WarmPytest
-from tests.conftest import PROVIDER_PARAMS, TINY_PROJECT, build_tiny_env, commit_files, need_provider
+from tests.conftest import (
+    PROVIDER_PARAMS,
+    TINY_PROJECT,
+    build_tiny_env,
+    commit_files,
+    need_provider,
+)
 
 OPS = "tinycalc/ops.py"
 EXTRA_TESTS = {

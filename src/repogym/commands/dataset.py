@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Iterator, Optional
 
 import typer
+from pydantic import BaseModel
 from rich.console import Console
 
 app = typer.Typer(help="dataset", no_args_is_help=True)
@@ -84,12 +85,13 @@ def show(name: Optional[str] = typer.Argument(None, help="A snapshot (default: t
     root = _root(dataset)
     with _errors():
         if name is not None:
-            manifest = load_snapshot(root, name)
+            shown: BaseModel | None = load_snapshot(root, name)
         else:
-            manifest = DatasetStore(root).manifest()
-            if manifest is None:
+            shown = DatasetStore(root).manifest()
+            if shown is None:
                 raise DatasetError(f"{root}: no dataset here (no manifest.json)")
-    typer.echo(manifest.model_dump_json(indent=2))
+    assert shown is not None  # _errors() exits on every error
+    typer.echo(shown.model_dump_json(indent=2))
 
 
 @app.command("compact")
@@ -108,7 +110,7 @@ def compact(table: Optional[str] = typer.Option(None, help="tasks, rejected or i
     with _errors():
         if not root.is_dir():
             raise DatasetError(f"{root}: no dataset here")
-        result = DatasetStore(root).compact(table, repo)  # type: ignore[arg-type]
+        result = DatasetStore(root).compact(table, repo)
     for p in result.partitions:
         typer.echo(f"{p.table}/{p.repo}: {p.replaced} files -> 1 ({p.rows} rows)")
     typer.echo(f"compacted {len(result.partitions)} partition(s), "

@@ -5,9 +5,16 @@ for the format. ``state`` keeps what each repository's earlier runs did (``<out>
 ``cache`` keys and runs the Prefect-cached stages (``<out>/prefect-results``).
 """
 
-from repogym.corpus.config import (CORPUS_ENV, DEFAULT_CORPUS_FILE, CorpusConfig, RepoDefaults,
-                                   RepoEntry, SampleSpec, default_corpus_path,
-                                   known_generators)
+from repogym.corpus.config import (
+                                   CORPUS_ENV,
+                                   DEFAULT_CORPUS_FILE,
+                                   CorpusConfig,
+                                   RepoDefaults,
+                                   RepoEntry,
+                                   SampleSpec,
+                                   default_corpus_path,
+                                   known_generators,
+)
 
 __all__ = ["CORPUS_ENV", "DEFAULT_CORPUS_FILE", "CorpusConfig", "RepoDefaults", "RepoEntry",
            "SampleSpec", "default_corpus_path", "known_generators"]

@@ -219,7 +219,7 @@ def cached_stage(stage: str, fn: Callable[[], T], *, key: str | None, results: P
         _drop_failure_record(state, results)
         if caught:
             raise caught[-1]
-    return state.result(), state.name == "Cached"  # type: ignore[return-value]
+    return state.result(), state.name == "Cached"
 
 
 def _drop_failure_record(state: State, results: Path | None) -> None:

@@ -48,8 +48,18 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Optional
 
 import git
-from pydantic import (BaseModel, ConfigDict, Field, PrivateAttr, StrictInt, StrictStr,
-                      ValidationError, ValidationInfo, field_validator, model_validator)
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from repogym.config import Settings
 from repogym.errors import ConfigError
@@ -310,7 +320,8 @@ class CorpusConfig(BaseModel):
 
     @model_validator(mode="after")
     def _unique_names(self, info: ValidationInfo) -> "CorpusConfig":
-        self._base_dir, seen = _context_dir(info), {}
+        self._base_dir = _context_dir(info)
+        seen: dict[str, int] = {}
         for i, entry in enumerate(self.repos):
             name = entry.derived_name(self._base_dir)
             if name in seen:

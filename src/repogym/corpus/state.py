@@ -89,7 +89,7 @@ class RepoState(Record):
         runs = (*self.runs, run)[-KEEP_RUNS:]
         if run.error is not None:
             return self.model_copy(update={"runs": runs})
-        update = {"last_commit": run.commit, "image": run.image, "runs": runs,
+        update: dict[str, object] = {"last_commit": run.commit, "image": run.image, "runs": runs,
                   "judged_ids": tuple(sorted(set(self.judged_ids) | set(judged)))}
         if mined_up_to is not None:
             update |= {"last_mined_commit": mined_up_to, "last_mined_selection": mined_selection}

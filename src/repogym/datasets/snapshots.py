@@ -50,8 +50,8 @@ from typing import Iterable, Sequence
 from pydantic import ValidationError
 
 from repogym.datasets.store import DatasetStore, is_part_file, read_part, rows_of
-from repogym.files import TMP_PREFIX, fsync_dir
 from repogym.errors import DatasetError, InputError
+from repogym.files import TMP_PREFIX, fsync_dir
 from repogym.schemas.arrow import SCHEMA_VERSION, TaskRow, pipeline_version
 from repogym.schemas.records import Record, utcnow
 

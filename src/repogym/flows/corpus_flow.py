@@ -45,40 +45,75 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from pathlib import Path
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from enum import Enum
+from pathlib import Path
 from typing import Any, Callable, Sequence, TypeVar
 
 from prefect import flow, task
-from prefect.artifacts import (create_markdown_artifact, create_progress_artifact,
-                               create_table_artifact, update_progress_artifact)
+from prefect.artifacts import (
+    create_markdown_artifact,
+    create_progress_artifact,
+    create_table_artifact,
+    update_progress_artifact,
+)
 from prefect.cache_policies import NO_CACHE
 from prefect.states import Failed, State
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from repogym.config import Settings
-from repogym.corpus.cache import (cached_stage, checkout_intact, clone_key, git_folder_exists,
-                                  mine_key, resolve_key, results_dir, run_logger)
+from repogym.corpus.cache import (
+    cached_stage,
+    checkout_intact,
+    clone_key,
+    git_folder_exists,
+    mine_key,
+    resolve_key,
+    results_dir,
+    run_logger,
+)
 from repogym.corpus.config import SampleSpec
 from repogym.corpus.state import RepoState, RunRecord, StateStore
 from repogym.datasets.store import DatasetStore
-from repogym.errors import (ImageBuildError, InfraError, InstallError, RepogymError,
-                            SourceError)
+from repogym.errors import ImageBuildError, InfraError, InstallError, RepogymError, SourceError
 from repogym.flows.repo_flow import one_line, prefect_stage
+from repogym.generators.mined import MiningResult
 from repogym.judges.judge import Judge
 from repogym.judges.probe_sets import ProbeSets
-from repogym.generators.mined import MiningResult
-from repogym.pipeline import (Hooks, JudgeFn, Prepared, RunSummary, StageRunner, baseline_in,
-                              judge_settings,
-                              commit_selection, judge_all, judged_with_statement, limits_for,
-                              llm_client, mine_commits, mined_commits, mining_enabled,
-                              provider_for, run_repo)
+from repogym.pipeline import (
+    Hooks,
+    JudgeFn,
+    Prepared,
+    RunSummary,
+    StageRunner,
+    baseline_in,
+    commit_selection,
+    judge_all,
+    judge_settings,
+    judged_with_statement,
+    limits_for,
+    llm_client,
+    mine_commits,
+    mined_commits,
+    mining_enabled,
+    provider_for,
+    run_repo,
+)
 from repogym.repos import is_url, repo_name
 from repogym.sandboxes.base import SandboxProvider
-from repogym.schemas.records import (Baseline, Candidate, CoverageMap, EnvImage, Judged,
-                                     Record, RepoSpec, Status, Verdict, short_hash)
+from repogym.schemas.records import (
+    Baseline,
+    Candidate,
+    CoverageMap,
+    EnvImage,
+    Judged,
+    Record,
+    RepoSpec,
+    Status,
+    Verdict,
+    short_hash,
+)
 from repogym.toolchains import TOOLCHAINS
 
 T = TypeVar("T")
@@ -219,14 +254,15 @@ def corpus_stage(spec: RepoSpec, on_dask: bool, settings: Settings | None = None
     def run(stage: str, fn: Callable[[], T]) -> T:
         if (stage == "judge" and on_dask) or (stage == "mine" and results is not None):
             return fn()
-        retry = {"retries": RETRIES.get(stage, 0), "retry_if": transient(stage, spec),
-                 "retry_delay": RETRY_DELAY}
+        retries, retry_if = RETRIES.get(stage, 0), transient(stage, spec)
 
         def as_task() -> T:
             if stage != "clone" or settings is None:
-                return prefect_stage(stage, fn, **retry)
-            value, hit = cached_stage(stage, fn, key=clone_key(spec, settings), results=results,
-                                      valid=_intact, **retry)
+                return prefect_stage(stage, fn, retries=retries, retry_if=retry_if,
+                                     retry_delay=RETRY_DELAY)
+            value, hit = cached_stage(  # type: ignore[misc]  # the clone stage's T: Prepared
+                stage, fn, key=clone_key(spec, settings), results=results, valid=_intact,
+                retries=retries, retry_if=retry_if, retry_delay=RETRY_DELAY)
             if hit and cached is not None:
                 cached.append(stage)
             return value
@@ -310,17 +346,18 @@ class IncrementalMiner:
         seen = mined_commits(store, prepared.checkout.name)
         key = mine_key(prepared.checkout, prepared.toolchain.name, commit_selection(settings),
                        settings.max_mined, marker, seen) if self.results else None
-        self.walk, hit = cached_stage(
+        walk, hit = cached_stage(
             "mine", lambda: mine_commits(prepared, settings, seen, marker), key=key,
             results=self.results)
+        self.walk = walk
         if hit:
             self.cached.append("mine")
-        walked = f"after {marker[:12]}" if marker and self.walk.since else "(the whole selection)"
-        why = self.walk.full_walk_reason or self.reason
+        walked = f"after {marker[:12]}" if marker and walk.since else "(the whole selection)"
+        why = walk.full_walk_reason or self.reason
         say = run_logger().warning if why else run_logger().info
-        say("%s: mined %d commit(s) %s%s", prepared.checkout.name, self.walk.scanned, walked,
+        say("%s: mined %d commit(s) %s%s", prepared.checkout.name, walk.scanned, walked,
             f": {why}" if why else "")
-        return self.walk.candidates
+        return walk.candidates
 
     def report(self, store: DatasetStore) -> MiningReport | None:
         """What was walked (None: nothing), and the commit the state may record as mined: the
@@ -430,9 +467,8 @@ def corpus_repo_flow(job: RepoJob, dask_address: str | None = None) -> RepoResul
     try:
         spec = resolve_source(job, cached)
         runner = corpus_stage(spec, bool(dask_address), job.settings, cached)
-        summary = run_repo(spec, job.settings, runner=runner,
-                           hooks=Hooks(baseline=baseline, judge=judge, mine=miner),
-                           **({"progress": progress} if progress else {}))
+        summary = run_repo(spec, job.settings, progress, runner=runner,
+                           hooks=Hooks(baseline=baseline, judge=judge, mine=miner))
     except RepogymError as exc:
         error = one_line(exc)
         error = error if job.name in error else f"{job.name}: {error}"
@@ -458,7 +494,7 @@ def ui_progress(repo: str, also: Callable[[str, int, int], None] | None
     The artifact is best effort: a failing update never fails the run.
     """
     key = "repogym-progress-" + "".join(c if c.isalnum() else "-" for c in repo.lower())
-    shown = {"id": None, "at": -1.0}
+    shown: dict[str, Any] = {"id": None, "at": -1.0}  # the artifact's id, the percent shown
     lock = threading.Lock()
 
     def report(stage: str, done: int, total: int) -> None:
@@ -503,10 +539,11 @@ def repo_task(job: RepoJob, dask_address: str | None) -> RepoResult:
     if dask_address:
         from prefect_dask import DaskTaskRunner
 
-        sub = sub.with_options(task_runner=DaskTaskRunner(address=dask_address))
+        sub = sub.with_options(task_runner=DaskTaskRunner(  # type: ignore[arg-type]
+            address=dask_address))
     state = sub(job, dask_address, return_state=True)
     if state.is_completed():
-        return state.result()  # type: ignore[no-any-return]
+        return state.result()  # type: ignore[return-value]
     error = state.message or f"{job.name}: the run ended as {state.name}"
     run_id = state.state_details.flow_run_id
     return RepoResult(name=job.name, status=RepoStatus.failed, error=error,
@@ -524,7 +561,7 @@ def _flow_run_id() -> str | None:
 
 
 @flow(name="repogym-corpus", persist_result=False, log_prints=True,
-      task_runner=ThreadPoolTaskRunner(max_workers=REPO_WORKERS))
+      task_runner=ThreadPoolTaskRunner(max_workers=REPO_WORKERS))  # type: ignore[arg-type]
 def corpus_flow(entries: Sequence[RepoJob], settings: Settings,
                 dask_address: str | None = None) -> CorpusRun:
     """Run every repository (up to :data:`REPO_WORKERS` at once) and publish the summary.

@@ -7,7 +7,7 @@ under Prefect (names, retries for the transient ones, tags for concurrency limit
 from __future__ import annotations
 
 from contextvars import ContextVar
-from typing import Any, Callable, Sequence, TypeVar
+from typing import Any, Callable, Collection, TypeVar
 
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
@@ -37,12 +37,12 @@ def prefect_stage(stage: str, fn: Callable[[], T], *, retries: int = 0,
                                 cache_policy=NO_CACHE, persist_result=False)
     if state.is_failed() and caught:
         raise caught[-1]
-    return state.result()  # type: ignore[no-any-return]
+    return state.result()
 
 
 def stage_state(stage: str, fn: Callable[[], T], *, retries: int = 0,
                 retry_if: Callable[[RepogymError], bool] | None = None,
-                retry_delay: float = 0.0, tags: Sequence[str] = (),
+                retry_delay: float = 0.0, tags: Collection[str] = (),
                 **task_options: Any) -> tuple[State, list[RepogymError]]:
     """Run ``fn`` as a Prefect task named ``stage``: its final state, and the RepogymErrors
     its attempts raised (oldest first).
@@ -65,7 +65,7 @@ def stage_state(stage: str, fn: Callable[[], T], *, retries: int = 0,
     def transient(_task: object, _run: object, _state: State) -> bool:
         return bool(caught) and retry_if is not None and retry_if(caught[-1])
 
-    t = task(body, name=stage, tags=list(tags), retries=retries,
+    t = task(body, name=stage, tags=list(tags), retries=retries,  # type: ignore[call-overload]
              retry_delay_seconds=retry_delay,
              retry_condition_fn=transient if retries else None, **task_options)
     return t(return_state=True), caught
@@ -84,9 +84,10 @@ def repo_flow(spec: RepoSpec, settings: Settings) -> RunSummary | State:
     message naming the repository and the cause (no traceback: they are not bugs).
     """
     progress = PROGRESS.get()
-    kwargs = {"progress": progress} if progress else {}
     try:
-        return run_repo(spec, settings, runner=prefect_stage, **kwargs)
+        if progress is None:
+            return run_repo(spec, settings, runner=prefect_stage)
+        return run_repo(spec, settings, progress, runner=prefect_stage)
     except RepogymError as exc:
         message = one_line(exc)
         if spec.source not in message and (spec.name or "\0") not in message:

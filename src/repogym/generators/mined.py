@@ -275,14 +275,14 @@ def _fingerprint(repo: git.Repo, commit: str) -> str:
 def _install_blobs(tree: git.Tree) -> Iterator[tuple[str, str]]:
     """(path, blob sha) of every install file, without walking the whole tree."""
     for blob in tree.blobs:
-        if is_install_file(blob.path):
-            yield blob.path, blob.hexsha
+        if is_install_file(str(blob.path)):
+            yield str(blob.path), blob.hexsha
     for sub in tree.trees:
         if sub.name not in {"requirements", "tests", "test"}:
             continue
         for blob in sub.blobs:
-            if is_install_file(blob.path):
-                yield blob.path, blob.hexsha
+            if is_install_file(str(blob.path)):
+                yield str(blob.path), blob.hexsha
 
 
 # ---------------------------------------------------------------- commits and diffs
@@ -329,7 +329,7 @@ def _not_ancestor(repo: git.Repo, marker: str, tip: str) -> str | None:
         repo.git.rev_parse("--verify", "--quiet", f"{marker}^{{commit}}")
     except git.GitCommandError:
         return f"the last mined commit {marker[:12]} is not in the repository"
-    if not repo.is_ancestor(marker, tip):
+    if not repo.is_ancestor(marker, tip):  # type: ignore[arg-type]  # shas work as well
         return (f"the last mined commit {marker[:12]} is not an ancestor of {tip[:12]} "
                 "(history rewritten?)")
     return None
@@ -343,7 +343,7 @@ def _commits(repo: git.Repo, checkout: Checkout, sel: CommitSelection,
     if sel.since is not None:
         kwargs["since"] = sel.since
     try:
-        yield from repo.iter_commits(walk.revs, **kwargs)
+        yield from repo.iter_commits(walk.revs, **kwargs)  # type: ignore[arg-type]  # a rev list
     except (git.GitCommandError, ValueError) as exc:
         raise SourceError(f"{checkout.name}: bad revision range {walk.revs[0]!r}") from exc
 

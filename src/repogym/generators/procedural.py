@@ -37,10 +37,9 @@ from tree_sitter import Language, Node, Parser, Tree
 
 from repogym import pyast
 from repogym.errors import SourceError
-from repogym.patches import unified_diff
 from repogym.generators.mutators import MUTATORS, Mutator, NodeMutator, Site
-from repogym.generators.mutators.runtime import (
-    enclosing_function, in_runtime_code, runtime_nodes)
+from repogym.generators.mutators.runtime import enclosing_function, in_runtime_code, runtime_nodes
+from repogym.patches import unified_diff
 from repogym.schemas.records import Record
 
 __all__ = ["MUTATORS", "Mutation", "Mutator", "Site", "generate_mutations", "parse_python",

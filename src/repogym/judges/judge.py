@@ -394,7 +394,8 @@ class Judge:
         run = run_to_end(self.runner, self.sandbox, timeout=limits.run,
                          select=None if select is None else sorted(select), limits=limits,
                          check_runner=False,  # our own candidates: nothing to tamper
-                         collect=patch_paths(cand.test_patch),  # even where no python_files names them
+                         collect=sorted(patch_paths(cand.test_patch)),  # even where no
+                         # python_files names them
                          restore=lambda: self._state(cand, with_gold=with_gold))
         state = "gold" if with_gold else "broken"
         # a synthetic bug is too blunt; a mined fix's commit does not work in this env

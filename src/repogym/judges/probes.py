@@ -45,9 +45,9 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Callable, ClassVar, Sequence
 
+from repogym.errors import SandboxError
 from repogym.grading import GradingSpec
 from repogym.patches import new_file_diff, unified_diff
-from repogym.errors import SandboxError
 from repogym.registry import Registry
 from repogym.sandboxes.base import Sandbox
 

@@ -227,6 +227,9 @@ def popen_channel(argv: Sequence[str], *, tag: str, env: dict[str, str] | None =
             yield stream, chunk
 
     _start_pump(channel, frames(proc.stdout, 1))
-    threading.Thread(target=lambda: [channel.feed_stderr(d) for _, d in frames(proc.stderr, 2)],
-                     daemon=True).start()
+    def pump_stderr() -> None:
+        for _, data in frames(proc.stderr, 2):
+            channel.feed_stderr(data)
+
+    threading.Thread(target=pump_stderr, daemon=True).start()
     return channel

@@ -38,8 +38,8 @@ import tarfile
 import tempfile
 import time
 from collections.abc import Sequence
-from pathlib import Path
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import docker
@@ -49,13 +49,17 @@ from docker.types import Ulimit
 
 from repogym.config import Settings
 from repogym.errors import ImageBuildError, SandboxError
-from repogym.sandboxes.base import ExecResult, Limits, Sandbox, SandboxProvider, as_shell
-from repogym.sandboxes.channel import (Channel, ChannelClosed, ChannelTimeout,
-                                       docker_exec_channel, new_tag)
-from repogym.sandboxes.docker_exec import HOST_GRACE, capped_text, run_exec
-from repogym.sandboxes.engine import (ENGINE_ERRORS, docker_client, engine_trouble,
-                                      remove_container)
 from repogym.layout import HOME, REPO_DIR, SCRATCH, STATE, TMPFS_MOUNTS, UID, USER, VENV
+from repogym.sandboxes.base import ExecResult, Limits, Sandbox, SandboxProvider, as_shell
+from repogym.sandboxes.channel import (
+    Channel,
+    ChannelClosed,
+    ChannelTimeout,
+    docker_exec_channel,
+    new_tag,
+)
+from repogym.sandboxes.docker_exec import HOST_GRACE, capped_text, run_exec
+from repogym.sandboxes.engine import ENGINE_ERRORS, docker_client, engine_trouble, remove_container
 from repogym.sandboxes.env_build import build_env_image, venv_env
 from repogym.sandboxes.guard import GUARD_PID, guard_command, stop_reason
 from repogym.sandboxes.images import ensure_base_image, env_image_tag, image_exists

@@ -38,7 +38,7 @@ log = logging.getLogger(__name__)
 ENGINE_ERRORS: tuple[type[BaseException], ...] = (DockerException, RequestException)
 
 
-class _EngineAPI(docker.APIClient):  # type: ignore[misc]  # docker-py has no types
+class _EngineAPI(docker.APIClient):  # docker-py has no types
     """docker-py's low-level client, keeping a TLS engine's own CA (see the module doc)."""
 
     def merge_environment_settings(self, url: Any, proxies: Any, stream: Any, verify: Any,
@@ -50,7 +50,7 @@ class _EngineAPI(docker.APIClient):  # type: ignore[misc]  # docker-py has no ty
         return settings
 
 
-class EngineClient(docker.DockerClient):  # type: ignore[misc]
+class EngineClient(docker.DockerClient):
     """``docker.DockerClient`` on :class:`_EngineAPI`."""
 
     def __init__(self, **kwargs: Any) -> None:  # DockerClient.__init__ does only this

@@ -390,7 +390,7 @@ class LocalProvider(SandboxProvider):
 
     def _image(self, spec: EnvSpec, root: Path, **kw: float | bool) -> EnvImage:
         return EnvImage(spec=spec, provider=self.name, ref=str(root),
-                        repo_dir=str(root / "repo"), **kw)  # type: ignore[arg-type]
+                        repo_dir=str(root / "repo"), **kw)
 
     def build_env(self, spec: EnvSpec, repo_path: Path, log_dir: Path) -> EnvImage:
         """Build the env directory (or reuse a complete one); see base."""

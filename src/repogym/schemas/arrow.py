@@ -67,8 +67,15 @@ from typing import Any, Mapping
 import pyarrow as pa
 from pydantic import Field, field_validator
 
-from repogym.schemas.records import (Candidate, CandidateKind, Judged, Record, Status,
-                                     TimeLimits, Verdict)
+from repogym.schemas.records import (
+    Candidate,
+    CandidateKind,
+    Judged,
+    Record,
+    Status,
+    TimeLimits,
+    Verdict,
+)
 
 SCHEMA_VERSION = 1
 SCHEMA_VERSION_KEY = b"repogym.schema_version"

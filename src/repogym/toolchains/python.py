@@ -50,8 +50,7 @@ from repogym.errors import NoTestsError, SandboxError, TestRunError
 from repogym.sandboxes.base import ExecResult, Sandbox
 from repogym.schemas.records import Checkout, CoverageMap, EnvSpec, TestRun, TimeLimits
 from repogym.toolchains import python_deps as pydeps
-from repogym.toolchains.base import (TOOLCHAINS, CallTracing, RunPlugin, TestRunner,
-                                     Toolchain)
+from repogym.toolchains.base import TOOLCHAINS, CallTracing, RunPlugin, TestRunner, Toolchain
 from repogym.toolchains.pytest_report import parse_report
 
 RECIPE_VERSION = "py-5"

@@ -21,7 +21,6 @@ import pytest
 from repogym.generators.llm import LLMClient, LLMSettings
 from repogym.schemas.records import Checkout, RepoSpec
 from repogym.toolchains.python import PythonToolchain
-
 from tests.conftest import git
 
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"

@@ -5,10 +5,13 @@ from __future__ import annotations
 import pytest
 
 from repogym.generators.llm.functions import (
-    RejectedAnswer, extract_code, file_targets, select_targets)
+    RejectedAnswer,
+    extract_code,
+    file_targets,
+    select_targets,
+)
 from repogym.generators.llm.splice import splice_answer, strip_comments
 from repogym.schemas.records import Checkout
-
 from tests.generators.llm.conftest import ANSWERS, LIB
 
 

@@ -4,15 +4,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from repogym.patches import unified_diff
 from repogym.generators.llm import (
-    LLMClient, LLMSettings, llm_statement, modify_candidates, rewrite_candidates)
+    LLMClient,
+    LLMSettings,
+    llm_statement,
+    modify_candidates,
+    rewrite_candidates,
+)
 from repogym.generators.llm.issue_writer import statement_prompt
 from repogym.generators.statements import evidence_from_messages, offline_statement
+from repogym.patches import unified_diff
 from repogym.schemas.calls import CallRecord, CallTrace, StatementEvidence
 from repogym.schemas.records import Candidate, CandidateKind, Checkout
 from repogym.toolchains.python import PythonToolchain
-
 from tests.generators.llm.conftest import ANSWERS, LIB
 
 F2P = ["tests/test_lib.py::test_clamp_low"]

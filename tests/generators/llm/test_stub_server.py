@@ -11,12 +11,16 @@ from typing import Callable
 
 import pytest
 
-from repogym.generators.llm import BudgetExceeded, LLMClient, LLMError, llm_statement
-from repogym.generators.llm import rewrite_candidates
+from repogym.generators.llm import (
+    BudgetExceeded,
+    LLMClient,
+    LLMError,
+    llm_statement,
+    rewrite_candidates,
+)
 from repogym.generators.statements import evidence_from_messages, offline_statement
 from repogym.schemas.records import Checkout
 from repogym.toolchains.python import PythonToolchain
-
 from tests.conftest import git
 from tests.generators.llm.conftest import StubServer, answer_for, prompt_of
 

@@ -13,10 +13,9 @@ from typing import Iterator
 from tree_sitter import Node
 
 from repogym import pyast
-from repogym.patches import split_lines
-from repogym.generators.llm.functions import (
-    FunctionTarget, RejectedAnswer, body_rows, extract_code)
+from repogym.generators.llm.functions import FunctionTarget, RejectedAnswer, body_rows, extract_code
 from repogym.generators.procedural import parse_python, parses_cleanly
+from repogym.patches import split_lines
 
 _FUNCTION_AST = (ast.FunctionDef, ast.AsyncFunctionDef)
 

@@ -32,7 +32,14 @@ statement-level mutators are in :mod:`repogym.generators.mutators.edits`.
 """
 
 from repogym.generators.mutators import (
-    blocks, calls, conditions, exceptions, literals, operators, statements)
+    blocks,
+    calls,
+    conditions,
+    exceptions,
+    literals,
+    operators,
+    statements,
+)
 from repogym.generators.mutators.base import MUTATORS, Mutator, NodeMutator, Site
 
 __all__ = ["MUTATORS", "Mutator", "NodeMutator", "Site", "blocks", "calls", "conditions",

@@ -8,8 +8,7 @@ from typing import Iterator
 
 from tree_sitter import Node
 
-from repogym.generators.mutators.base import (
-    MUTATORS, NodeMutator, Site, named_children, text)
+from repogym.generators.mutators.base import MUTATORS, NodeMutator, Site, named_children, text
 from repogym.generators.mutators.edits import delete_statement, summary, unwrapped
 from repogym.generators.mutators.runtime import holds_off_limits, is_off_limits
 

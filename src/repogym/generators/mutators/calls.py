@@ -7,7 +7,13 @@ from typing import Iterator
 from tree_sitter import Node
 
 from repogym.generators.mutators.base import (
-    MUTATORS, NodeMutator, Site, named_children, replace_node, text)
+    MUTATORS,
+    NodeMutator,
+    Site,
+    named_children,
+    replace_node,
+    text,
+)
 from repogym.generators.mutators.edits import summary
 
 LITERALS = frozenset({"integer", "float", "string", "concatenated_string", "true", "false",

@@ -7,7 +7,13 @@ from typing import Iterator
 from tree_sitter import Node
 
 from repogym.generators.mutators.base import (
-    MUTATORS, NodeMutator, Site, named_children, replace_node, text)
+    MUTATORS,
+    NodeMutator,
+    Site,
+    named_children,
+    replace_node,
+    text,
+)
 
 _KEYWORD = {"if_statement": "if", "elif_clause": "elif", "while_statement": "while",
             "conditional_expression": "ternary"}

@@ -7,7 +7,13 @@ from typing import Iterator
 from tree_sitter import Node
 
 from repogym.generators.mutators.base import (
-    MUTATORS, NodeMutator, Site, named_children, replace_node, text)
+    MUTATORS,
+    NodeMutator,
+    Site,
+    named_children,
+    replace_node,
+    text,
+)
 from repogym.generators.mutators.edits import unwrapped
 from repogym.generators.mutators.runtime import holds_off_limits
 

@@ -8,7 +8,14 @@ from typing import Iterator
 from tree_sitter import Node, Tree
 
 from repogym.generators.mutators.base import (
-    MUTATORS, Mutator, NodeMutator, Site, named_children, replace_node, text)
+    MUTATORS,
+    Mutator,
+    NodeMutator,
+    Site,
+    named_children,
+    replace_node,
+    text,
+)
 from repogym.generators.mutators.runtime import is_live_function
 
 _FORMATS = {"0x": hex, "0o": oct, "0b": bin}

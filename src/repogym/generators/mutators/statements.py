@@ -8,7 +8,12 @@ from typing import Iterator
 from tree_sitter import Node
 
 from repogym.generators.mutators.base import (
-    MUTATORS, NodeMutator, Site, named_children, replace_node)
+    MUTATORS,
+    NodeMutator,
+    Site,
+    named_children,
+    replace_node,
+)
 from repogym.generators.mutators.edits import delete_statement, summary
 
 _REMOVABLE = frozenset({"assignment", "augmented_assignment", "call", "await"})

@@ -75,7 +75,7 @@ _MAX_CALLS = int(_CONFIG.get("max_calls") or 40)
 _MAX_REPR = int(_CONFIG.get("max_repr") or 80)
 _MAX_EVENTS = int(_CONFIG.get("max_events") or 1000000)
 _ROOTS = [os.path.join(os.path.realpath(os.getcwd()), "")]
-_TEST_FILES = set()
+_TEST_FILES: set = set()
 
 
 class _Targets:
@@ -117,7 +117,7 @@ class _Targets:
         return None
 
 
-_REL = {}
+_REL: dict = {}
 
 
 def _relative(filename, paths=()):
@@ -149,7 +149,7 @@ def _is_test_path(rel):
             or any(p in _TEST_DIRS for p in parts[:-1]))
 
 
-_KIND = {}  # filename -> "project" | "test" | "other"
+_KIND: dict = {}  # filename -> "project" | "test" | "other"
 
 
 def _file_kind(filename):
@@ -187,7 +187,7 @@ def _anonymous(func):
     return "<lambda>" in qual or "<locals>" in qual or _from_tests(func)
 
 
-_PUBLIC = {}
+_PUBLIC: dict = {}
 
 
 def _public_module(modname, attr, obj):

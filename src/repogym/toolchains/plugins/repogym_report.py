@@ -302,7 +302,7 @@ def _differences(before, now):
 
 _RUNNER = _runner_state() if _CHECK_RUNNER else {}
 _KNOWN = {_id(f) for facts in _RUNNER.values() for f in _callables(facts[0])}
-_KEEP = []
+_KEEP: list = []
 _PLUGINS = {"plugins": None, "impls": None, "modules": None}
 
 
@@ -524,8 +524,8 @@ _FUNCTION_RUNTEST = _Function.runtest  # through pytest_pyfunc_call (unittest it
 
 # -- reports ---------------------------------------------------------------------------------
 
-_MESSAGES = {}  # (nodeid, when) -> the exception's own text, taken before any formatting
-_BODIES = {}  # nodeid -> whether its body ran (None: not a Python function)
+_MESSAGES: dict = {}  # (nodeid, when) -> the exception's own text, taken before any formatting
+_BODIES: dict = {}  # nodeid -> whether its body ran (None: not a Python function)
 
 
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
@@ -593,7 +593,7 @@ _LINGER = 1.0  # seconds a test's processes get to finish exiting after its tear
 _REAP_FOR = 10.0  # seconds at most to kill what a test that ran past its limit left running
 _RUNAWAY = 16  # processes left running by one test: a runaway (a fork bomb), killed too
 _current = None  # node id of the running test, None between tests
-_effects = []
+_effects: list = []
 _before = None  # the processes alive when the running test first started one
 _SPAWNS = {"os.fork", "os.forkpty", "os.posix_spawn", "os.exec", "os.spawn", "os.system",
            "subprocess.Popen"}

@@ -19,7 +19,7 @@ import sysconfig
 try:
     import tomllib
 except ImportError:  # Python < 3.11: the whole file stands for its tables
-    tomllib = None
+    tomllib = None  # type: ignore[assignment]
 
 WHOLE = ("pytest.toml", ".pytest.toml", "pytest.ini", ".pytest.ini")
 SECTIONS = {"tox.ini": ("pytest", "tool:pytest"), "setup.cfg": ("tool:pytest", "pytest")}

@@ -139,8 +139,9 @@ def _memoize_compiles(root):
 def op_start(req, root):
     start = time.monotonic()
     sys.dont_write_bytecode = True  # no .pyc in the work tree (mtime-keyed: could go stale)
+    import ipaddress  # noqa: E401,F401 - what the report plugin imports
+
     import pytest  # noqa: F401 - warmed here, used by every child
-    import ipaddress, socket, unittest  # noqa: E401,F401 - what the report plugin imports
 
     early = _project_modules(root)
     if early:
@@ -234,8 +235,8 @@ def _text(path):
         return ""
 
 
-_LAUNCHERS = {}  # launcher source -> its module (run here, in the server)
-_PINNED = {}  # (HEAD, the configuration files' stats) -> the pinned arguments
+_LAUNCHERS: dict = {}  # launcher source -> its module (run here, in the server)
+_PINNED: dict = {}  # (HEAD, the configuration files' stats) -> the pinned arguments
 
 
 def _head(root):
