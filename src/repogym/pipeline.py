@@ -28,8 +28,6 @@ from repogym.generators.llm import (
     LLMSettings,
     default_cache_dir,
     llm_statement,
-    modify_candidates,
-    rewrite_candidates,
 )
 from repogym.generators.mined import (
     CommitSelection,
@@ -37,8 +35,8 @@ from repogym.generators.mined import (
     dependency_fingerprint,
     mine_candidates,
 )
+from repogym.generators.registry import GenerationRequest, generate_all
 from repogym.generators.statements import evidence_from_messages, with_observations
-from repogym.generators.synthetic import synthetic_candidates
 from repogym.judges.judge import Judge, JudgeSettings
 from repogym.judges.llm_judge import llm_judge
 from repogym.judges.probe_sets import ProbeSets
@@ -190,16 +188,10 @@ def llm_client(settings: Settings) -> LLMClient:
 def generate(prepared: Prepared, settings: Settings, lines: dict[str, set[int]] | None = None,
              client: LLMClient | None = None) -> list[Candidate]:
     """Synthetic candidates from every enabled generator, ``max_candidates`` each."""
-    co, tc, gens = prepared.checkout, prepared.toolchain, settings.generators
-    out: list[Candidate] = []
-    if "procedural" in gens:
-        out += synthetic_candidates(co, tc, seed=settings.seed,
-                                    max_candidates=settings.max_candidates, lines=lines)
-    for name, make in (("llm_rewrite", rewrite_candidates), ("llm_modify", modify_candidates)):
-        if name in gens and client is not None and client.enabled:
-            out += make(co, tc, client, seed=settings.seed,
-                        max_candidates=settings.max_candidates, lines=lines)
-    return out
+    request = GenerationRequest(checkout=prepared.checkout, toolchain=prepared.toolchain,
+                                seed=settings.seed, max_candidates=settings.max_candidates,
+                                lines=lines, client=client)
+    return generate_all(settings.generators, request)
 
 
 def mining_enabled(settings: Settings) -> bool:

@@ -3,5 +3,6 @@
 Every generator emits git-style patches made with :mod:`repogym.patches`.
 """
 
-GENERATOR_NAMES: tuple[str, ...] = ("procedural", "mined", "llm_rewrite", "llm_modify")
-"""The generators a run (``--generators``) or a corpus entry may name."""
+from repogym.generators.registry import GENERATOR_NAMES, GENERATORS
+
+__all__ = ["GENERATORS", "GENERATOR_NAMES"]

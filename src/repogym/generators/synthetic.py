@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Mapping, Sequence
 
 from repogym.generators.procedural import Mutation, generate_mutations, runtime_sources
+from repogym.generators.registry import GenerationRequest
 from repogym.schemas.records import Candidate, CandidateKind, Checkout
 from repogym.toolchains.base import Toolchain
 
@@ -32,3 +33,9 @@ def synthetic_candidates(checkout: Checkout, toolchain: Toolchain, *, seed: int,
     muts = generate_mutations(checkout.path, files, seed=seed, max_candidates=max_candidates,
                               mutators=mutators, lines=lines)
     return [candidate_from_mutation(m, checkout) for m in muts]
+
+
+def procedural(request: GenerationRequest) -> list[Candidate]:
+    """The ``procedural`` generator (:mod:`repogym.generators.registry`)."""
+    return synthetic_candidates(request.checkout, request.toolchain, seed=request.seed,
+                                max_candidates=request.max_candidates, lines=request.lines)

@@ -12,6 +12,7 @@ from repogym.generators.llm.candidates import LLMGenerator, llm_candidates
 from repogym.generators.llm.client import LLMClient, Messages
 from repogym.generators.llm.functions import FunctionTarget
 from repogym.generators.llm.rewrite import context_block
+from repogym.generators.registry import GenerationRequest
 from repogym.schemas.records import Candidate, Checkout
 from repogym.toolchains.base import Toolchain
 
@@ -57,3 +58,10 @@ def modify_candidates(checkout: Checkout, toolchain: Toolchain, client: LLMClien
     """
     return llm_candidates(MODIFY, checkout, toolchain, client, seed=seed,
                           max_candidates=max_candidates, lines=lines, max_attempts=max_attempts)
+
+
+def llm_modify(request: GenerationRequest) -> list[Candidate]:
+    """The ``llm_modify`` generator (:mod:`repogym.generators.registry`)."""
+    return modify_candidates(request.checkout, request.toolchain, request.client,
+                              seed=request.seed, max_candidates=request.max_candidates,
+                              lines=request.lines)

@@ -11,6 +11,7 @@ from typing import Mapping
 from repogym.generators.llm.candidates import LLMGenerator, llm_candidates
 from repogym.generators.llm.client import LLMClient, Messages
 from repogym.generators.llm.functions import FunctionTarget
+from repogym.generators.registry import GenerationRequest
 from repogym.schemas.records import Candidate, Checkout
 from repogym.toolchains.base import Toolchain
 
@@ -65,3 +66,10 @@ def rewrite_candidates(checkout: Checkout, toolchain: Toolchain, client: LLMClie
     """
     return llm_candidates(REWRITE, checkout, toolchain, client, seed=seed,
                           max_candidates=max_candidates, lines=lines, max_attempts=max_attempts)
+
+
+def llm_rewrite(request: GenerationRequest) -> list[Candidate]:
+    """The ``llm_rewrite`` generator (:mod:`repogym.generators.registry`)."""
+    return rewrite_candidates(request.checkout, request.toolchain, request.client,
+                              seed=request.seed, max_candidates=request.max_candidates,
+                              lines=request.lines)
