@@ -339,7 +339,7 @@ def test_remote_clone_failure_is_retried_then_reported(no_delay):
     fn, calls = flaky([SourceError("cannot clone")] * 3)
     with pytest.raises(SourceError):
         run("clone", fn)
-    assert len(calls) == 1 + corpus_module.RETRIES["clone"]
+    assert len(calls) == 1 + corpus_module.STAGE_POLICIES["clone"].retries
 
 
 def test_prefect_stage_without_retries_raises_the_first_failure():

@@ -121,7 +121,6 @@ log = logging.getLogger(__name__)
 
 REPO_WORKERS = 2  # repositories run at once
 IMAGE_BUILDS = threading.BoundedSemaphore(1)  # env stages at once, in this process
-RETRIES = {"clone": 2, "env": 2}
 RETRY_DELAY = 2.0  # seconds between attempts
 ARTIFACT_KEY = "repogym-corpus"
 
@@ -222,13 +221,48 @@ class CorpusRun(Record):
 # -- stages under Prefect --------------------------------------------------------------
 
 
-def transient(stage: str, spec: RepoSpec) -> Callable[[RepogymError], bool]:
-    """Which failures of ``stage`` are worth retrying (see the module docstring)."""
-    def check(exc: RepogymError) -> bool:
-        if stage == "clone":
-            return is_url(spec.source) and isinstance(exc, SourceError)
-        return isinstance(exc, ImageBuildError) and not isinstance(exc, InstallError)
-    return check
+class Placement(str, Enum):
+    """Where a stage runs in a corpus sub-flow."""
+
+    task = "task"  # a Prefect task of its own (retries, caching, a row in the UI)
+    flow = "flow"  # in the flow itself: the stage makes its own tasks
+    # in the flow when task results are kept (the stage makes its own cached task), else a task
+    own_cached_task = "own_cached_task"
+
+
+@dataclass(frozen=True)
+class StagePolicy:
+    """How the corpus runner runs one stage: retried (``retries`` times, for the failures
+    ``retry_if`` calls transient), cached by its inputs, holding a build slot, or run in the
+    flow (``placement``; ``on_dask``: only when the judge's tasks go to Dask workers)."""
+
+    retries: int = 0
+    retry_if: Callable[[RepogymError, RepoSpec], bool] | None = None
+    cached: bool = False  # by clone_key: a checkout no longer at its commit is cloned again
+    gated: bool = False  # holds one of the IMAGE_BUILDS slots while it runs
+    placement: Placement = Placement.task
+    on_dask: Placement | None = None  # the placement on Dask, when it differs
+
+
+def _source_unreachable(exc: RepogymError, spec: RepoSpec) -> bool:
+    """A remote that did not answer: worth trying again (a local path is not)."""
+    return is_url(spec.source) and isinstance(exc, SourceError)
+
+
+def _build_hiccup(exc: RepogymError, spec: RepoSpec) -> bool:
+    """An image build that broke for the engine's sake, not because the install failed."""
+    return isinstance(exc, ImageBuildError) and not isinstance(exc, InstallError)
+
+
+STAGE_POLICIES: dict[str, StagePolicy] = {
+    "clone": StagePolicy(retries=2, retry_if=_source_unreachable, cached=True),
+    "env": StagePolicy(retries=2, retry_if=_build_hiccup, gated=True),
+    "mine": StagePolicy(placement=Placement.own_cached_task),  # IncrementalMiner's task
+    # on Dask, the judge's per-candidate tasks are the units shipped to the workers
+    "judge": StagePolicy(on_dask=Placement.flow),
+}
+"""The corpus runner's policy per stage; a stage not listed is one plain task."""
+DEFAULT_POLICY = StagePolicy()
 
 
 def gated(fn: Callable[[], T]) -> Callable[[], T]:
@@ -252,22 +286,26 @@ def corpus_stage(spec: RepoSpec, on_dask: bool, settings: Settings | None = None
     results = results_dir(settings) if settings is not None else None
 
     def run(stage: str, fn: Callable[[], T]) -> T:
-        if (stage == "judge" and on_dask) or (stage == "mine" and results is not None):
+        policy = STAGE_POLICIES.get(stage, DEFAULT_POLICY)
+        placement = (policy.on_dask or policy.placement) if on_dask else policy.placement
+        if placement is Placement.flow or (placement is Placement.own_cached_task
+                                           and results is not None):
             return fn()
-        retries, retry_if = RETRIES.get(stage, 0), transient(stage, spec)
+        check = policy.retry_if
+        retry_if = None if check is None else (lambda exc: check(exc, spec))
 
         def as_task() -> T:
-            if stage != "clone" or settings is None:
-                return prefect_stage(stage, fn, retries=retries, retry_if=retry_if,
+            if not policy.cached or settings is None:
+                return prefect_stage(stage, fn, retries=policy.retries, retry_if=retry_if,
                                      retry_delay=RETRY_DELAY)
             value, hit = cached_stage(  # type: ignore[misc]  # the clone stage's T: Prepared
                 stage, fn, key=clone_key(spec, settings), results=results, valid=_intact,
-                retries=retries, retry_if=retry_if, retry_delay=RETRY_DELAY)
+                retries=policy.retries, retry_if=retry_if, retry_delay=RETRY_DELAY)
             if hit and cached is not None:
                 cached.append(stage)
             return value
         # the slot is taken before the task starts: a task run waiting for one is not Running
-        return gated(as_task)() if stage == "env" else as_task()
+        return gated(as_task)() if policy.gated else as_task()
     return run
 
 
