@@ -77,7 +77,7 @@ def test_schema_has_column_with_type(name: str) -> None:
 
 def test_schema_version_in_metadata() -> None:
     assert TASK_SCHEMA.metadata[SCHEMA_VERSION_KEY] == str(SCHEMA_VERSION).encode()
-    assert schema_version_of(TASK_SCHEMA) == SCHEMA_VERSION == 1
+    assert schema_version_of(TASK_SCHEMA) == SCHEMA_VERSION == 2
     assert schema_version_of(pa.schema([])) is None
 
 
@@ -98,6 +98,10 @@ def test_row_from_judged_maps_every_field() -> None:
     c, v = j.candidate, j.verdict
     assert row["instance_id"] == c.instance_id == v.instance_id
     assert (row["repo"], row["base_commit"], row["image"]) == (c.repo, c.base_commit, j.image)
+    assert row["language"] == c.language == "python"
+    other = j.model_copy(update={"candidate": c.model_copy(update={"language": "go"})})
+    assert row_from_judged(other)["language"] == "go"
+    assert other.candidate.instance_id == c.instance_id  # the language is not in the id
     assert (row["bug_patch"], row["patch"], row["test_patch"]) == (
         c.bug_patch, c.gold_patch, c.test_patch)
     assert row["problem_statement"] == j.statement

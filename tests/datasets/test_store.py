@@ -137,7 +137,7 @@ def test_partition_dirs_and_repo_column_inside_files(store: DatasetStore) -> Non
         single = pq.read_table(path)  # one file on its own, no partition discovery
         assert "repo" in single.column_names
         assert set(single.column("repo").to_pylist()) <= {"acme__calc", "org/other"}
-        assert single.schema.metadata[SCHEMA_VERSION_KEY] == b"1"
+        assert single.schema.metadata[SCHEMA_VERSION_KEY] == b"2"
 
 
 def test_read_one_repo(store: DatasetStore) -> None:
@@ -203,15 +203,33 @@ def _plant(store: DatasetStore, table: pa.Table, name: str = "part-planted.parqu
 def test_unknown_schema_version_is_refused(store: DatasetStore) -> None:
     store.write([make_judged(0)])
     good = store.read()
-    path = _plant(store, good.replace_schema_metadata({SCHEMA_VERSION_KEY: b"2"}))
+    path = _plant(store, good.replace_schema_metadata({SCHEMA_VERSION_KEY: b"99"}))
     for call in (store.read, store.instance_ids, store.rows, lambda: store.write([]),
                  store.counts, lambda: store.decided_ids("tasks"), store.read_parts,
                  store.refresh_manifest, store.compact):
         with pytest.raises(DatasetError) as info:
             call()
         message = str(info.value)
-        assert str(path) in message and "schema version 2" in message
-        assert "only schema version 1" in message
+        assert str(path) in message and "schema version 99" in message
+        assert "only schema versions 1, 2" in message
+
+
+def test_a_version_1_file_reads_as_python_tasks_and_merges_into_the_current_version(
+        store: DatasetStore) -> None:
+    """Before schema version 2 there was no ``language`` column: every task was Python."""
+    store.write([make_judged(0)])
+    current = store.read()
+    old = current.drop_columns(["language"]).replace_schema_metadata({SCHEMA_VERSION_KEY: b"1"})
+    for path in parquet_files(store.root):
+        path.unlink()
+    _plant(store, old)
+    assert [r.language for r in store.rows()] == ["python"]
+    assert store.read().column("language").to_pylist() == ["python"]
+    store.write([make_judged(1)])  # a current file beside it: compaction merges the two
+    store.compact()
+    (path,) = parquet_files(store.root / "tasks")
+    assert pq.read_table(path).schema.metadata[SCHEMA_VERSION_KEY] == b"2"
+    assert [r.language for r in store.rows()] == ["python", "python"]
 
 
 def test_file_without_version_is_refused(store: DatasetStore) -> None:
@@ -256,7 +274,7 @@ def test_manifest_counts(store: DatasetStore) -> None:
     assert first is not None
     store.write([make_judged(6, repo="b"), make_judged(1, repo="a")])
     m = store.manifest()
-    assert m is not None and m.schema_version == 1 and m.pipeline_version
+    assert m is not None and m.schema_version == 2 and m.pipeline_version
     assert m.updated_at >= first.updated_at
     tasks, rejected, infra = m.tables["tasks"], m.tables["rejected"], m.tables["infra"]
     assert (tasks.rows, tasks.files, tasks.repos) == (4, 3, {"a": 2, "b": 2})
@@ -391,9 +409,9 @@ def test_compact_then_write_stays_idempotent(store: DatasetStore) -> None:
 def test_compact_refuses_unknown_schema_version_and_changes_nothing(store: DatasetStore) -> None:
     store.write([make_judged(0)])
     store.write([make_judged(1)])
-    _plant(store, store.read().replace_schema_metadata({SCHEMA_VERSION_KEY: b"2"}))
+    _plant(store, store.read().replace_schema_metadata({SCHEMA_VERSION_KEY: b"99"}))
     before = snapshot(store.root)
-    with pytest.raises(DatasetError, match="schema version 2"):
+    with pytest.raises(DatasetError, match="schema version 99"):
         store.compact()
     assert snapshot(store.root) == before
 

@@ -73,6 +73,7 @@ def test_a_synthetic_generator_makes_candidates_the_judge_can_use(
     assert [c.instance_id for c in entry.load()(req)] == [c.instance_id for c in cands]
     for cand in cands:
         assert cand.generator == name and cand.repo == "demo"
+        assert cand.language == req.toolchain.language == "python"
         assert cand.base_commit == checkout.commit and not cand.test_patch
         touched = {ln[6:] for ln in cand.bug_patch.splitlines() if ln.startswith("+++ b/")}
         assert touched and not any(req.toolchain.is_test_file(p) for p in touched), touched

@@ -52,7 +52,7 @@ from pydantic import ValidationError
 from repogym.datasets.store import DatasetStore, is_part_file, read_part, rows_of
 from repogym.errors import DatasetError, InputError
 from repogym.files import TMP_PREFIX, fsync_dir
-from repogym.schemas.arrow import SCHEMA_VERSION, TaskRow, pipeline_version
+from repogym.schemas.arrow import READABLE_VERSIONS, SCHEMA_VERSION, TaskRow, pipeline_version
 from repogym.schemas.records import Record, utcnow
 
 SNAPSHOTS_DIR = "snapshots"
@@ -321,10 +321,10 @@ def verify_snapshot(root: Path, name: str) -> SnapshotManifest:
     """
     manifest = load_snapshot(root, name)
     directory = snapshots_dir(root) / name
-    if manifest.schema_version != SCHEMA_VERSION:
+    if manifest.schema_version not in READABLE_VERSIONS:
         raise DatasetError(f"{directory}: snapshot has schema version "
                            f"{manifest.schema_version}, but this repogym reads only "
-                           f"{SCHEMA_VERSION}")
+                           f"{', '.join(map(str, READABLE_VERSIONS))}")
     listed = {f.path for f in manifest.files}
     found = {p.relative_to(directory).as_posix() for p in directory.rglob("*")
              if p.is_file() and is_part_file(p)}

@@ -70,9 +70,11 @@ from pydantic import Field, ValidationError
 from repogym.errors import DatasetError
 from repogym.files import TMP_PREFIX, atomic_write_with, fsync_dir, write_temp
 from repogym.schemas.arrow import (
+    READABLE_VERSIONS,
     SCHEMA_VERSION,
     SCHEMA_VERSION_KEY,
     TASK_SCHEMA,
+    UPGRADES,
     TaskRow,
     pipeline_version,
     table_from_rows,
@@ -187,24 +189,37 @@ def read_part(path: Path, columns: Sequence[str] | None = None) -> pa.Table:
                        metadata={SCHEMA_VERSION_KEY: str(SCHEMA_VERSION).encode()})
     try:
         with pq.ParquetFile(path) as pf:
-            _check_schema(path, pf.schema_arrow, names)
-            return pf.read(columns=names).select(names).cast(target)
+            version = _check_schema(path, pf.schema_arrow, names)
+            added = UPGRADES.get(version, {})
+            stored = [n for n in names if n not in added]
+            table = pf.read(columns=stored)
+            for name in names:
+                if name in added:
+                    table = table.append_column(name, pa.array([added[name]] * table.num_rows,
+                                                                TASK_SCHEMA.field(name).type))
+            return table.select(names).cast(target)
     except FileNotFoundError as exc:
         raise PartFileGone(f"{path}: part file vanished (replaced by a compaction?)") from exc
     except (pa.ArrowException, OSError) as exc:
         raise DatasetError(f"{path}: not a readable repogym Parquet file ({exc})") from exc
 
 
-def _check_schema(path: Path, schema: pa.Schema, names: list[str]) -> None:
+def _check_schema(path: Path, schema: pa.Schema, names: list[str]) -> int:
+    """The file's schema version, when this repogym reads it and it has ``names`` (the
+    columns its version lacks are added by the reader)."""
     raw = (schema.metadata or {}).get(SCHEMA_VERSION_KEY)
     found = None if raw is None else raw.decode(errors="replace")
-    if found != str(SCHEMA_VERSION):
+    readable = {str(v): v for v in READABLE_VERSIONS}
+    if found not in readable:
         what = "no schema version" if found is None else f"schema version {found}"
+        versions = ", ".join(map(str, READABLE_VERSIONS))
         raise DatasetError(f"{path}: file has {what}, but this repogym reads only schema "
-                           f"version {SCHEMA_VERSION} (metadata key {SCHEMA_VERSION_KEY.decode()})")
-    missing = [n for n in names if n not in schema.names]
+                           f"versions {versions} (metadata key {SCHEMA_VERSION_KEY.decode()})")
+    version = readable[found]
+    missing = [n for n in names if n not in schema.names and n not in UPGRADES.get(version, {})]
     if missing:
-        raise DatasetError(f"{path}: missing columns {missing} for schema version {SCHEMA_VERSION}")
+        raise DatasetError(f"{path}: missing columns {missing} for schema version {version}")
+    return version
 
 
 

@@ -52,7 +52,8 @@ def _combine(group: Sequence[Candidate], checkout: Checkout) -> Candidate | None
         return None
     bug = unified_diff(rel, original, mutated)
     return Candidate(
-        kind=CandidateKind.synthetic, repo=checkout.name, base_commit=checkout.commit,
+        kind=CandidateKind.synthetic, repo=checkout.name, language=group[0].language,
+        base_commit=checkout.commit,
         bug_patch=bug, gold_patch=unified_diff(rel, mutated, original), generator=GENERATOR,
         mutator="+".join(sorted(c.mutator or c.generator for c in group)), files=(rel,),
         lines=tuple(sorted(ln for c in group for ln in c.lines)),

@@ -640,7 +640,8 @@ def _candidate(ctx: _Context, commit: git.Commit, parent: str, split: _Split,
         cleaned = clean_commit_message(message, gold, test_patch=tests)
         statement = statement_from_message(cleaned)
         provenance["statement_dropped"] = ",".join(r.value for r in cleaned.reasons)
-    return Candidate(kind=CandidateKind.mined, repo=ctx.checkout.name, base_commit=parent,
+    return Candidate(kind=CandidateKind.mined, repo=ctx.checkout.name,
+                     language=ctx.toolchain.language, base_commit=parent,
                      bug_patch="", gold_patch=gold, test_patch=tests, statement=statement,
                      generator=GENERATOR, mutator="",
                      files=tuple(c.path for c in split.gold), provenance=provenance)

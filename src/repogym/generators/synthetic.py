@@ -15,11 +15,12 @@ from repogym.toolchains.base import Toolchain
 GENERATOR = "procedural"
 
 
-def candidate_from_mutation(m: Mutation, checkout: Checkout) -> Candidate:
+def candidate_from_mutation(m: Mutation, checkout: Checkout, language: str = "python"
+                            ) -> Candidate:
     provenance = {"description": m.description, "line": str(m.line)}
     if m.function:
         provenance["function"] = m.function
-    return Candidate(kind=CandidateKind.synthetic, repo=checkout.name,
+    return Candidate(kind=CandidateKind.synthetic, repo=checkout.name, language=language,
                      base_commit=checkout.commit, bug_patch=m.bug_patch,
                      gold_patch=m.gold_patch, generator=GENERATOR, mutator=m.mutator,
                      files=(m.path,), lines=(m.line,), provenance=provenance)
@@ -32,7 +33,7 @@ def synthetic_candidates(checkout: Checkout, toolchain: Toolchain, *, seed: int,
     files = runtime_sources(checkout.path, toolchain.is_test_file)
     muts = generate_mutations(checkout.path, files, seed=seed, max_candidates=max_candidates,
                               mutators=mutators, lines=lines)
-    return [candidate_from_mutation(m, checkout) for m in muts]
+    return [candidate_from_mutation(m, checkout, toolchain.language) for m in muts]
 
 
 def procedural(request: GenerationRequest) -> list[Candidate]:

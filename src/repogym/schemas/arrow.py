@@ -15,6 +15,8 @@ instance_id         string                       stable id ``<repo>.<commit8>.<k
 repo                string                       repository name (``owner__repo``); also the
                                                  partition key, kept inside every file because
                                                  HF ``datasets`` drops hive partition columns
+language            string                       the task's language: the toolchain that grades
+                                                 it (``python``); version 1 rows read as python
 base_commit         string                       full sha the task starts from
 image               string                       environment image tag (or env dir) to run in
 bug_patch           string                       unified diff: ``base_commit`` -> broken state
@@ -77,8 +79,13 @@ from repogym.schemas.records import (
     Verdict,
 )
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 SCHEMA_VERSION_KEY = b"repogym.schema_version"
+READABLE_VERSIONS = (1, 2)
+"""Versions a reader accepts; older rows are upgraded as they are read (:data:`UPGRADES`)."""
+UPGRADES: dict[int, dict[str, str]] = {1: {"language": "python"}}
+"""Per older version, the columns it lacks and the value its rows get (1: before
+``language``, every task was Python)."""
 
 JSON_COLUMNS: tuple[str, ...] = ("provenance", "evidence")
 TIME_LIMITS_KEY = "time_limits"
@@ -97,6 +104,7 @@ TASK_SCHEMA: pa.Schema = pa.schema(
     [
         _field("instance_id", _STR),
         _field("repo", _STR),
+        _field("language", _STR),
         _field("base_commit", _STR),
         _field("image", _STR),
         _field("bug_patch", _STR),
@@ -151,6 +159,7 @@ class TaskRow(Record):
 
     instance_id: str = Field(min_length=1)
     repo: str = Field(min_length=1)
+    language: str = Field(default="python", min_length=1)
     base_commit: str
     image: str
     bug_patch: str
@@ -200,7 +209,8 @@ class TaskRow(Record):
 
     def to_candidate(self) -> Candidate:
         """The candidate this row judged (its id is the row's ``instance_id``)."""
-        return Candidate(kind=self.kind, repo=self.repo, base_commit=self.base_commit,
+        return Candidate(kind=self.kind, repo=self.repo, language=self.language,
+                         base_commit=self.base_commit,
                          bug_patch=self.bug_patch, gold_patch=self.patch,
                          test_patch=self.test_patch, generator=self.generator,
                          mutator=self.mutator, files=self.files, lines=self.lines,
@@ -219,7 +229,8 @@ class TaskRow(Record):
             raise ValueError(f"verdict {v.instance_id!r} does not belong to "
                              f"candidate {c.instance_id!r}")
         return cls(
-            instance_id=c.instance_id, repo=c.repo, base_commit=c.base_commit,
+            instance_id=c.instance_id, repo=c.repo, language=c.language,
+            base_commit=c.base_commit,
             image=judged.image, bug_patch=c.bug_patch, patch=c.gold_patch,
             test_patch=c.test_patch, problem_statement=judged.statement,
             FAIL_TO_PASS=v.fail_to_pass, PASS_TO_PASS=v.pass_to_pass, kind=c.kind,

@@ -281,10 +281,13 @@ class Candidate(Record):
 
     ``bug_patch`` turns ``base_commit`` into the broken state; ``gold_patch`` turns the
     broken state back into a working one; ``test_patch`` (mined tasks) adds the tests.
+    ``language`` is the toolchain's (:attr:`repogym.toolchains.base.Toolchain.language`):
+    grading, statements and exports ask that toolchain.
     """
 
     kind: CandidateKind
     repo: str
+    language: str = "python"
     base_commit: str
     bug_patch: str
     gold_patch: str

@@ -59,6 +59,7 @@ class TestRunner(Protocol):
 
 class Toolchain(ABC):
     name: ClassVar[str]
+    language: ClassVar[str]  # the language its tasks are in (a dataset column)
 
     @abstractmethod
     def detect(self, repo: Path) -> bool:

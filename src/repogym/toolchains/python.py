@@ -216,6 +216,8 @@ def imported_modules(paths: Iterable[Path]) -> set[str]:
 class PythonToolchain(Toolchain):
     """pytest-based Python projects."""
 
+    language = "python"
+
     def detect(self, repo: Path) -> bool:
         markers = ("pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", "tox.ini")
         return any((repo / m).exists() for m in markers) or any(_walk_py(repo))

@@ -15,7 +15,8 @@ from repogym.datasets.exports.base import EXPORTERS, Exporter, ExportOptions
 from repogym.errors import RepogymError
 from repogym.schemas.arrow import TaskRow
 
-_STRING_COLUMNS = ("instance_id", "repo", "base_commit", "image", "bug_patch", "patch",
+_STRING_COLUMNS = ("instance_id", "repo", "language", "base_commit", "image", "bug_patch",
+                   "patch",
                    "test_patch", "problem_statement", "kind", "generator", "mutator",
                    "provenance", "status", "reason", "detail", "evidence", "pipeline_version")
 

@@ -79,7 +79,7 @@ def llm_candidates(gen: LLMGenerator, checkout: Checkout, toolchain: Toolchain,
                 break
             continue
         errors = 0
-        cand = _candidate(gen, checkout, target, completion)
+        cand = _candidate(gen, checkout, target, completion, toolchain.language)
         if cand is not None and all(c.bug_patch != cand.bug_patch for c in out):
             out.append(cand)
         if len(out) >= max_candidates:
@@ -88,7 +88,7 @@ def llm_candidates(gen: LLMGenerator, checkout: Checkout, toolchain: Toolchain,
 
 
 def _candidate(gen: LLMGenerator, checkout: Checkout, target: FunctionTarget,
-               completion: Completion) -> Candidate | None:
+               completion: Completion, language: str) -> Candidate | None:
     """The candidate for one answer, or None (logged) when the answer is unusable."""
     try:
         new_text = splice_answer(target, completion.text,
@@ -101,7 +101,7 @@ def _candidate(gen: LLMGenerator, checkout: Checkout, target: FunctionTarget,
     provenance = {"function": target.qualname, "line": str(target.line),
                   "model": completion.model, "cost_usd": f"{completion.cost_usd:.6f}",
                   "cached": str(completion.cached).lower()}
-    return Candidate(kind=CandidateKind.synthetic, repo=checkout.name,
+    return Candidate(kind=CandidateKind.synthetic, repo=checkout.name, language=language,
                      base_commit=checkout.commit, bug_patch=bug, gold_patch=gold,
                      generator=gen.name, mutator="", files=(target.path,),
                      lines=tuple(changed_lines(bug).get(target.path, [])),
