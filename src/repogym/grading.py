@@ -53,6 +53,7 @@ class GradingSpec(BaseModel):
 
     instance_id: str
     image: str
+    language: str = "python"  # the toolchain that grades it (the dataset's language column)
     base_commit: str
     bug_patch: str
     test_patch: str

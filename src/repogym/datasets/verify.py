@@ -30,13 +30,14 @@ def verify(task: object, patch: str, *, provider: str = "docker",
     """
     spec = task if isinstance(task, GradingSpec) else spec_of(task)
     from repogym.sandboxes import get_provider
-    from repogym.toolchains import PythonToolchain
+    from repogym.toolchains import toolchain_for
 
+    toolchain = toolchain_for(spec.language)  # before any sandbox: an unknown one is bad input
     settings = settings or Settings()
     prov = get_provider(provider, settings)
     policy = policy_for(min(timeout, settings.test_timeout), settings.per_test_timeout)
     with prov.open(prov.env_for(spec.image)) as sandbox:
-        return grade_in(sandbox, PythonToolchain(), spec, patch, timeout=timeout,
+        return grade_in(sandbox, toolchain, spec, patch, timeout=timeout,
                         partial=partial, policy=policy)
 
 

@@ -222,7 +222,7 @@ class Judge:
         tests can be gamed that way), with the probe named. Per task, only what differs per
         task: a gold patch that changes a file grading protects must still score 1 when
         graded (else the task cannot be solved as graded: rejected), probes on or off."""
-        spec = GradingSpec(instance_id=cand.instance_id, image=self.image,
+        spec = GradingSpec(instance_id=cand.instance_id, image=self.image, language=cand.language,
                            base_commit=cand.base_commit, bug_patch=cand.bug_patch,
                            test_patch=cand.test_patch, FAIL_TO_PASS=verdict.fail_to_pass,
                            PASS_TO_PASS=verdict.pass_to_pass, time_limits=verdict.time_limits,

@@ -161,6 +161,21 @@ class Toolchain(ABC):
 TOOLCHAINS: Registry[type[Toolchain]] = Registry("toolchain")
 
 
+def toolchain_for(language: str) -> Toolchain:
+    """The registered toolchain of ``language`` (a task's ``language`` column).
+
+    Raises:
+        UnknownPluginError: no toolchain is registered for it (lists the languages there are).
+    """
+    from repogym.errors import UnknownPluginError
+
+    found = [TOOLCHAINS.get(n) for n in TOOLCHAINS if TOOLCHAINS.get(n).language == language]
+    if not found:
+        raise UnknownPluginError("toolchain language", language,
+                                 sorted({TOOLCHAINS.get(n).language for n in TOOLCHAINS}))
+    return found[0]()
+
+
 def detect_toolchain(repo: Path) -> Toolchain:
     """The first registered toolchain that recognises the repository.
 
