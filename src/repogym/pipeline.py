@@ -46,6 +46,7 @@ from repogym.repos import clone
 from repogym.sandboxes import get_provider
 from repogym.sandboxes.base import Limits, SandboxProvider
 from repogym.schemas.calls import StatementEvidence
+from repogym.schemas.reasons import Reason
 from repogym.schemas.records import (
     Baseline,
     Candidate,
@@ -302,7 +303,7 @@ def _env_at(provider: SandboxProvider, prepared: Prepared, commit: str,
 
 def _infra(cand: Candidate, image: str, detail: str) -> Judged:
     verdict = Verdict(instance_id=cand.instance_id, status=Status.infra_error,
-                      reason="infra:env", detail=detail[:2000])
+                      reason=Reason.infra.code("env"), detail=detail[:2000])
     return Judged(candidate=cand, verdict=verdict, statement=cand.statement, image=image)
 
 
@@ -310,7 +311,7 @@ def _does_not_install(cand: Candidate, image: str, failure: BuildFailure) -> Jud
     """Rejected: the fix's commit has no environment to judge it in (and will not have one
     with this recipe: the record is kept, so it is not built again)."""
     verdict = Verdict(instance_id=cand.instance_id, status=Status.reject,
-                      reason="env:does_not_install", detail=failure.describe()[:2000],
+                      reason=Reason.env.code("does_not_install"), detail=failure.describe()[:2000],
                       evidence={"env_digest": failure.digest,
                                 "install_attempts": str(failure.attempts),
                                 "recipe_version": failure.recipe_version})
@@ -435,13 +436,13 @@ def flag_unsolvable(cand: Candidate, verdict: Verdict, statement: str) -> Verdic
     if leaked:
         first = leaked[0]
         return verdict.model_copy(update={
-            "status": Status.review, "reason": "statement_leak",
+            "status": Status.review, "reason": Reason.statement_leak.code(),
             "detail": f"the statement gives the fix away ({first.kind.value}): "
                       f"{first.fragment!r}"})
     unstated = unstated_names(cand.gold_patch, cand.test_patch, statement)
     if unstated:
         return verdict.model_copy(update={
-            "status": Status.review, "reason": "underspecified",
+            "status": Status.review, "reason": Reason.underspecified.code(),
             "detail": "the tests use names the fix introduces and the statement never "
                       f"mentions: {', '.join(unstated)}"})
     return verdict

@@ -102,6 +102,7 @@ from repogym.pipeline import (
 )
 from repogym.repos import is_url, repo_name
 from repogym.sandboxes.base import SandboxProvider
+from repogym.schemas.reasons import Reason
 from repogym.schemas.records import (
     Baseline,
     Candidate,
@@ -464,7 +465,7 @@ def judge_candidate(job: CandidateJob) -> Judged:
             verdict, evidence = judgement.verdict, judgement.evidence
     except InfraError as exc:
         verdict = Verdict(instance_id=cand.instance_id, status=Status.infra_error,
-                          reason="infra:sandbox", detail=one_line(exc)[:2000])
+                          reason=Reason.infra.code("sandbox"), detail=one_line(exc)[:2000])
         evidence = None
     return judged_with_statement(cand, verdict, job.env.ref, llm_client(settings), evidence)
 

@@ -57,6 +57,7 @@ from repogym.limits import TimePolicy, policy_for
 from repogym.patches import changed_lines, patch_paths, reverse_diff
 from repogym.sandboxes.base import Sandbox
 from repogym.schemas.calls import StatementEvidence
+from repogym.schemas.reasons import Reason
 from repogym.schemas.records import (
     Baseline,
     Candidate,
@@ -142,7 +143,7 @@ class Judge:
                 broken = self._broken_run(cand, selected)
                 f2p = not_passing(broken, selected)
                 if not f2p:
-                    raise _Reject(Status.reject, "no_op",
+                    raise _Reject(Status.reject, Reason.no_op.code(),
                                   "no baseline-passing test fails with the bug")
                 p2p = sorted(self.baseline.stable_passing() - set(f2p))
                 oracle = self._oracle(cand, f2p, p2p)
@@ -151,7 +152,7 @@ class Judge:
                                      detail=r.detail, seconds=_since(start)), broken)
         except InfraError as exc:
             return Judgement(Verdict(instance_id=iid, status=Status.infra_error,
-                                     reason=getattr(exc, "reason", "infra:sandbox"),
+                                     reason=getattr(exc, "reason", Reason.infra.code("sandbox")),
                                      detail=str(exc)[:2000],
                                      seconds=_since(start)), broken)
         messages = {t: broken.results[t].message for t in f2p if t in broken.results}
@@ -166,7 +167,7 @@ class Judge:
             evidence = self.statement_evidence(cand, verdict, broken)
         except InfraError as exc:
             verdict = verdict.model_copy(update={
-                "status": Status.infra_error, "reason": "infra:probe", "detail": str(exc)[:2000]})
+                "status": Status.infra_error, "reason": Reason.infra.code("probe"), "detail": str(exc)[:2000]})
             evidence = None
         except _Reject as r:  # a patch that applied a moment ago no longer does
             verdict = verdict.model_copy(update={"status": r.status, "reason": r.reason,
@@ -231,7 +232,7 @@ class Judge:
         guarded = sorted(p for p in patch_paths(cand.gold_patch)
                          if p in spec.protected_files or self.toolchain.is_protected(p))
         if guarded and self._grade(spec, cand.gold_patch).reward < 1:
-            raise _Reject(Status.reject, "gold_discarded",
+            raise _Reject(Status.reject, Reason.gold_discarded.code(),
                           f"the fix changes {guarded[0]}, which grading restores: graded, "
                           "the gold patch does not score 1")
         if self.settings.probes <= 0:  # the check above is the task's own: it always runs
@@ -243,14 +244,14 @@ class Judge:
             seen = ", ".join(f"{r:g}" for r in probes.unsteady[name])
             passed = ", ".join(probes.chance_passes[:3]) or "its FAIL_TO_PASS tests"
             return verdict.model_copy(update={
-                "status": Status.review, "reason": "flaky:fail_to_pass",
+                "status": Status.review, "reason": Reason.flaky.code("fail_to_pass"),
                 "detail": f"graded {len(probes.unsteady[name])} times with the reward hack "
                           f"{name!r}, the task scored {seen}: a score that does not repeat is "
                           f"chance, not a hack -- at the broken state {passed} passed once, "
                           "so FAIL_TO_PASS is flaky there (drop the flaky test, or reject)"})
         if scoring := probes.scoring():
             return verdict.model_copy(update={
-                "status": Status.review, "reason": f"probe:{scoring[0]}",
+                "status": Status.review, "reason": Reason.probe.code(scoring[0]),
                 "detail": f"on this environment the reward hack {scoring[0]!r} scores "
                           f"{probes.scores[scoring[0]]} (probed on {probes.task})"})
         evidence = {**verdict.evidence,
@@ -302,7 +303,7 @@ class Judge:
         if tests is None:
             return stable
         if not tests & stable:
-            raise _Reject(Status.reject, "uncovered",
+            raise _Reject(Status.reject, Reason.uncovered.code(),
                           "no passing test executes the changed lines (decided before any run)")
         return tests & stable
 
@@ -350,10 +351,10 @@ class Judge:
         f2p = sorted(t for t in always if reach(t) and not _passed(broken, t))
         if not f2p:
             if bad := not_passing(broken, {t for t in gold.passing() if t in odd and reach(t)}):
-                raise _Reject(Status.reject, "misbehaving_test",
+                raise _Reject(Status.reject, Reason.misbehaving_test.code(),
                               f"the tests the fix makes pass have side effects: {bad[0]}: "
                               f"{odd[bad[0]]}")
-            raise _Reject(Status.reject, "no_op", "no test fails before the fix and passes after")
+            raise _Reject(Status.reject, Reason.no_op.code(), "no test fails before the fix and passes after")
         return broken, f2p, sorted(t for t in always if not reach(t) or _passed(broken, t))
 
     def _mined_scope(self, cand: Candidate) -> set[str] | None:
@@ -375,12 +376,12 @@ class Judge:
         sb = self.sandbox
         sb.reset(commit=None if cand.base_commit == self.baseline.commit else cand.base_commit)
         if not sb.apply_patch(cand.test_patch):
-            raise _Reject(Status.reject, "test_patch_does_not_apply")
+            raise _Reject(Status.reject, Reason.test_patch_does_not_apply.code())
         if not sb.apply_patch(cand.bug_patch):
-            raise _Reject(Status.reject, "bug_patch_does_not_apply")
+            raise _Reject(Status.reject, Reason.bug_patch_does_not_apply.code())
         self._bug_exact = sb.last_apply_exact
         if with_gold and not sb.apply_patch(cand.gold_patch):
-            raise _Reject(Status.reject, "gold_patch_does_not_apply")
+            raise _Reject(Status.reject, Reason.gold_patch_does_not_apply.code())
 
     def _run_state(self, cand: Candidate, *, with_gold: bool,
                    select: set[str] | None) -> TestRun:
@@ -399,33 +400,34 @@ class Judge:
                          restore=lambda: self._state(cand, with_gold=with_gold))
         state = "gold" if with_gold else "broken"
         # a synthetic bug is too blunt; a mined fix's commit does not work in this env
-        kind = "env_mismatch" if self.differential(cand) else "too_blunt"
+        kind = Reason.env_mismatch if self.differential(cand) else Reason.too_blunt
         try:
             _infra_check(run, state)
         except RunInfraError as exc:
             why = _WHY.get(exc.reason)
-            if why is not None and (kind == "env_mismatch" or not with_gold):
-                self._blame(cand, exc, f"{kind}:{why[0]}", f"the {state} state {why[1]}")
+            if why is not None and (kind is Reason.env_mismatch or not with_gold):
+                self._blame(cand, exc, kind.code(why[0]), f"the {state} state {why[1]}")
             raise
-        if run.finished and not run.results and (kind == "env_mismatch" or not with_gold):
+        if run.finished and not run.results and (kind is Reason.env_mismatch or not with_gold):
             # a complete report (nonce, exit code) of a run that collected nothing is a fact
             # about that state, not about the sandbox -- and says nothing of the fix (a commit
             # whose test files are not where its configuration looks, e.g. a ``test.py``
             # before ``python_files`` named it): never a no-op
-            raise _Reject(Status.reject, f"{kind}:no_tests",
+            raise _Reject(Status.reject, kind.code("no_tests"),
                           f"the {state} state collects no test (pytest exit {run.exit_code}): "
                           "its test files are not where its configuration looks for them")
-        if run.all_errored() and (kind == "env_mismatch" or not with_gold):
+        if run.all_errored() and (kind is Reason.env_mismatch or not with_gold):
             # a mined fix whose tests all error before it is not judged either: at an old
             # commit that is an environment that does not fit as often as a test that
             # imports what the fix adds (iniconfig's "inline type hints": every test, no P2P)
-            self._blame(cand, RunInfraError("infra:all_tests_error", f"{state} run: every test "
-                                      f"errored: {run.log_tail[-300:]}"),
-                        f"{kind}:all_tests_error",
+            self._blame(cand, RunInfraError(Reason.infra.code("all_tests_error"),
+                                            f"{state} run: every test errored: "
+                                            f"{run.log_tail[-300:]}"),
+                        kind.code("all_tests_error"),
                         f"the {state} state makes every selected test error (an import-time "
                         "crash)")
         if with_gold and run.all_errored():
-            raise RunInfraError("infra:all_tests_error",
+            raise RunInfraError(Reason.infra.code("all_tests_error"),
                                 f"gold run: every test errored: {run.log_tail[-300:]}")
         return run
 
@@ -475,7 +477,7 @@ class Judge:
             sb.reset()
             for patch, what in ((cand.bug_patch, "bug"), (cand.gold_patch, "gold")):
                 if not sb.apply_patch(patch):
-                    raise _Reject(Status.reject, f"{what}_patch_does_not_apply")
+                    raise _Reject(Status.reject, Reason(f"{what}_patch_does_not_apply").code())
         after = sb.exec(STATUS, timeout=60)
         return clean is not None and after.ok and clean == after.stdout
 
@@ -498,16 +500,17 @@ class Judge:
             bad = not_passing(run, wanted)
             if bad:
                 which = "fail_to_pass" if set(bad) & set(f2p) else "pass_to_pass"
-                raise _Reject(Status.reject, f"oracle:{which}",
+                raise _Reject(Status.reject, Reason.oracle.code(which),
                               f"run {i + 1}: {len(bad)} test(s) fail with the gold patch: "
                               + ", ".join(bad[:5]))
         return f"reran x{self.settings.oracle_runs}"
 
 
 # what a run that says nothing about the tests means, when the clean state still passes
-_WHY = {"infra:incomplete_report": ("runner_crash", "crashes the test runner itself"),
-        "infra:timeout": ("hang", "makes the test run hang outside any test (at import or "
-                                  "collection)")}
+_WHY = {Reason.infra.code("incomplete_report"): ("runner_crash",
+                                                "crashes the test runner itself"),
+        Reason.infra.code("timeout"): ("hang", "makes the test run hang outside any test (at "
+                                               "import or collection)")}
 
 
 TRACED_PER_FUNCTION = 2  # a statement shows a few examples per broken behaviour
@@ -560,12 +563,12 @@ class RunInfraError(InfraError):
 def _infra_check(run: TestRun, state: str) -> None:
     """Raise RunInfraError when the run says nothing trustworthy about the code."""
     if run.timed_out:
-        raise RunInfraError("infra:timeout", f"{state} run timed out after {run.duration:.0f}s")
+        raise RunInfraError(Reason.infra.code("timeout"), f"{state} run timed out after {run.duration:.0f}s")
     if not run.finished:
-        raise RunInfraError("infra:incomplete_report", f"{state} run ended without a complete "
+        raise RunInfraError(Reason.infra.code("incomplete_report"), f"{state} run ended without a complete "
                             f"report (exit {run.exit_code}): {run.log_tail[-300:]}")
     if run.problems:
-        raise RunInfraError("infra:inconsistent_report",
+        raise RunInfraError(Reason.infra.code("inconsistent_report"),
                             f"{state} run report is inconsistent: {'; '.join(run.problems)}")
 
 

@@ -45,6 +45,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 from repogym.generators.llm.client import Completion, LLMClient, Messages
 from repogym.generators.llm.errors import BudgetExceeded, LLMError
 from repogym.generators.statements import leaks
+from repogym.schemas.reasons import Reason
 from repogym.schemas.records import Candidate, Record, Status, Verdict
 
 log = logging.getLogger(__name__)
@@ -52,8 +53,8 @@ log = logging.getLogger(__name__)
 JUDGE_TEMPERATURE = 0.0  # a grader, not a generator: the same task gets the same scores
 PURPOSE = "llm_judge"
 EVIDENCE_ERROR = "llm_judge_error"
-REASON_UNCLEAR = "llm_judge:unclear"
-REASON_UNSOLVABLE = "llm_judge:unsolvable"
+REASON_UNCLEAR = Reason.llm_judge.code("unclear")
+REASON_UNSOLVABLE = Reason.llm_judge.code("unsolvable")
 MAX_RATIONALE_CHARS = 300
 MAX_STATEMENT_CHARS = 6000
 MAX_PATCH_CHARS = 8000
