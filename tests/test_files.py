@@ -30,3 +30,24 @@ def test_a_failed_write_keeps_the_old_file_and_leaves_no_temporary(tmp_path: Pat
         atomic_write_with(target, half)
     assert target.read_text() == "old"
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(TMP_PREFIX)]
+
+
+def test_a_record_cache_keeps_records_whole_and_ignores_a_broken_file(tmp_path: Path) -> None:
+    from repogym.cache import RecordCache
+    from repogym.schemas.records import TimeLimits
+
+    cache = RecordCache(tmp_path / "c", TimeLimits, fanout=2)
+    record = TimeLimits(run=10.0, tests={"t": 2.0})
+    assert cache.get("ab/cd") is None
+    cache.put("ab/cd", record)
+    path = cache.path("ab/cd")
+    assert path == tmp_path / "c" / "ab" / "ab_cd.json" and cache.get("ab/cd") == record
+    path.write_text("{half")
+    assert cache.get("ab/cd") is None  # ignored, never an error
+    cache.put("ab/cd", record)
+    assert cache.get("ab/cd") == record
+    cache.drop("ab/cd")
+    assert cache.get("ab/cd") is None and not path.exists()
+    nowhere = RecordCache(None, TimeLimits)
+    nowhere.put("k", record)
+    assert nowhere.get("k") is None and nowhere.path("k") is None

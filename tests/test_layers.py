@@ -19,7 +19,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "repogym"
 
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("core", frozenset({"schemas", "errors", "config", "limits", "pyast", "registry", "files",
-                        "build_failures", "patches", "layout"})),
+                        "build_failures", "patches", "layout", "cache"})),
     ("sandboxes", frozenset({"sandboxes"})),
     ("toolchains", frozenset({"toolchains", "repos", "samples"})),
     ("grading", frozenset({"grading"})),

@@ -17,16 +17,15 @@ sandbox failure says nothing about the commit and is never recorded.
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 from datetime import datetime
 from pathlib import Path
 
-from pydantic import Field, ValidationError
+from pydantic import Field
 
+from repogym.cache import RecordCache
 from repogym.errors import InstallError
-from repogym.files import atomic_write
 from repogym.schemas.records import EnvSpec, Record, utcnow
 
 log = logging.getLogger(__name__)
@@ -75,22 +74,13 @@ class BuildLedger:
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
+        self._records = RecordCache(folder, BuildFailure, indent=2)
         self._lock = threading.Lock()
-
-    def _path(self, digest: str) -> Path:
-        return self.folder / f"{digest}.json"
 
     def get(self, spec: EnvSpec) -> BuildFailure | None:
         """The spec's record (None: never failed, or the record is unreadable)."""
-        path = self._path(spec.digest())
-        try:
-            found = BuildFailure.model_validate_json(path.read_text())
-        except FileNotFoundError:
-            return None
-        except (OSError, ValidationError, ValueError) as exc:
-            log.warning("ignoring unreadable build record %s: %s", path, exc)
-            return None
-        return found if found.digest == spec.digest() else None
+        found = self._records.get(spec.digest())
+        return found if found is not None and found.digest == spec.digest() else None
 
     def record(self, spec: EnvSpec, exc: InstallError) -> BuildFailure:
         """Count one more failed build of ``spec``; the updated record."""
@@ -104,14 +94,10 @@ class BuildLedger:
                 log_path=str(exc.log_path) if exc.log_path else "",
                 attempts=(old.attempts + 1) if old else 1,
                 first_seen=old.first_seen if old else now, last_seen=now)
-            self._write(failure)
+            self._records.put(failure.digest, failure)
             return failure
 
     def clear(self, spec: EnvSpec) -> None:
         """The spec built: forget its failures."""
         with self._lock:
-            self._path(spec.digest()).unlink(missing_ok=True)
-
-    def _write(self, failure: BuildFailure) -> None:
-        atomic_write(self._path(failure.digest),
-                     json.dumps(failure.model_dump(mode="json"), indent=2))
+            self._records.drop(spec.digest())

@@ -17,10 +17,10 @@ from typing import Callable, Collection, Sequence, TypeVar
 
 from repogym.baseline import baseline_format, record_baseline
 from repogym.build_failures import ATTEMPTS, BuildFailure, BuildLedger
+from repogym.cache import RecordCache
 from repogym.config import Settings
 from repogym.datasets.store import DatasetStore
 from repogym.errors import EnvDoesNotInstall, InstallError, RepogymError, TestRunError
-from repogym.files import atomic_write
 from repogym.generators.combined import combined_candidates
 from repogym.generators.leaks import statement_leaks
 from repogym.generators.llm import (
@@ -158,10 +158,10 @@ def coverage_in(provider: SandboxProvider, env: EnvImage, prepared: Prepared, ba
     """Per-test coverage at the pinned commit, cached by env image and report format; None
     if unmeasurable."""
     # keyed by what the report plugin records too: a run of another plugin measured other lines
-    path = settings.cache_dir / "coverage" / (
-        f"{prepared.checkout.name}-{prepared.env_spec.digest()}-{baseline_format()}.json")
-    if path.exists():
-        return CoverageMap.model_validate_json(path.read_text())
+    cache = RecordCache(settings.cache_dir / "coverage", CoverageMap)
+    key = f"{prepared.checkout.name}-{prepared.env_spec.digest()}-{baseline_format()}"
+    if (known := cache.get(key)) is not None:
+        return known
     try:
         with provider.open(env, limits_for(settings)) as sandbox:
             sandbox.reset()
@@ -172,7 +172,7 @@ def coverage_in(provider: SandboxProvider, env: EnvImage, prepared: Prepared, ba
                     prepared.checkout.name, str(exc).splitlines()[0])
         return None
     if cov is not None:
-        atomic_write(path, cov.model_dump_json())
+        cache.put(key, cov)
     return cov
 
 

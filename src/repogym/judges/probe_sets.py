@@ -27,7 +27,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import logging
-import re
 import threading
 import time
 from importlib import resources
@@ -36,7 +35,7 @@ from typing import Callable
 
 from pydantic import Field
 
-from repogym.files import atomic_write
+from repogym.cache import RecordCache
 from repogym.schemas.records import Record
 
 log = logging.getLogger(__name__)
@@ -94,6 +93,7 @@ class ProbeSets:
 
     def __init__(self, folder: Path | None = None) -> None:
         self.folder = folder
+        self._records = RecordCache(folder, ProbeSet, indent=2)
         self._known: dict[str, ProbeSet] = {}
         self._lock = threading.Lock()
 
@@ -114,23 +114,11 @@ class ProbeSets:
             self._known[key] = known
             return known
 
-    def _path(self, key: str) -> Path | None:
-        if self.folder is None:
-            return None
-        return self.folder / f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', key)}-{verifier_version()}.json"
-
     def _load(self, key: str) -> ProbeSet | None:
-        path = self._path(key)
-        if path is None or not path.is_file():
+        found = self._records.get(f"{key}-{verifier_version()}")
+        if found is None or found.key != key or found.verifier != verifier_version():
             return None
-        try:
-            found = ProbeSet.model_validate_json(path.read_text())
-        except ValueError:
-            return None
-        return found if found.key == key and found.verifier == verifier_version() else None
+        return found
 
     def _save(self, probe_set: ProbeSet) -> None:
-        path = self._path(probe_set.key)
-        if path is None:
-            return
-        atomic_write(path, probe_set.model_dump_json(indent=2))
+        self._records.put(f"{probe_set.key}-{verifier_version()}", probe_set)

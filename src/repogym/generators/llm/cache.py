@@ -18,9 +18,9 @@ import logging
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 
-from repogym.files import atomic_write
+from repogym.cache import RecordCache
 
 log = logging.getLogger(__name__)
 
@@ -52,24 +52,19 @@ class ResponseCache:
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self._records = RecordCache(root, CachedAnswer, fanout=2)
 
     def path(self, key: str) -> Path:
         """The file that holds (or would hold) the answer for ``key``."""
-        return self.root / key[:2] / f"{key}.json"
+        path = self._records.path(key)
+        assert path is not None  # a folder is given
+        return path
 
     def get(self, key: str) -> CachedAnswer | None:
         """The cached answer, or None when absent or unreadable."""
-        path = self.path(key)
-        try:
-            answer = CachedAnswer.model_validate_json(path.read_bytes())
-        except FileNotFoundError:
-            return None
-        except (OSError, ValidationError) as exc:
-            log.warning("ignoring unreadable LLM cache file %s: %s", path, exc)
-            return None
-        return answer if answer.key == key else None
+        answer = self._records.get(key)
+        return answer if answer is not None and answer.key == key else None
 
     def put(self, answer: CachedAnswer) -> None:
         """Store ``answer`` atomically (write a temporary file, then rename it)."""
-        path = self.path(answer.key)
-        atomic_write(path, answer.model_dump_json())
+        self._records.put(answer.key, answer)
