@@ -1,10 +1,10 @@
 """Files written whole or not at all: one ``atomic_write`` for every store, cache and state.
 
 A file is written to a ``.tmp-<random>-<name>`` sibling (same directory, so the rename
-cannot cross file systems), fsynced, then renamed over its target (and the directory fsynced); a reader sees the old
-file or the new one, never half of one. On any failure, the temporary file is removed and
-the error propagates. Temporary files left by a killed process start with
-:data:`TMP_PREFIX`, so recovery can find and remove them.
+cannot cross file systems), fsynced, then renamed over its target, and the directory is
+fsynced: a reader sees the old file or the new one, never half of one. On any failure, the
+temporary file is removed and the error propagates. Temporary files left by a killed
+process start with :data:`TMP_PREFIX`, so recovery can find and remove them.
 """
 
 from __future__ import annotations

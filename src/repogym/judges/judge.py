@@ -167,7 +167,8 @@ class Judge:
             evidence = self.statement_evidence(cand, verdict, broken)
         except InfraError as exc:
             verdict = verdict.model_copy(update={
-                "status": Status.infra_error, "reason": Reason.infra.code("probe"), "detail": str(exc)[:2000]})
+                "status": Status.infra_error, "reason": Reason.infra.code("probe"),
+                "detail": str(exc)[:2000]})
             evidence = None
         except _Reject as r:  # a patch that applied a moment ago no longer does
             verdict = verdict.model_copy(update={"status": r.status, "reason": r.reason,
@@ -354,7 +355,8 @@ class Judge:
                 raise _Reject(Status.reject, Reason.misbehaving_test.code(),
                               f"the tests the fix makes pass have side effects: {bad[0]}: "
                               f"{odd[bad[0]]}")
-            raise _Reject(Status.reject, Reason.no_op.code(), "no test fails before the fix and passes after")
+            raise _Reject(Status.reject, Reason.no_op.code(),
+                          "no test fails before the fix and passes after")
         return broken, f2p, sorted(t for t in always if not reach(t) or _passed(broken, t))
 
     def _mined_scope(self, cand: Candidate) -> set[str] | None:
@@ -563,10 +565,12 @@ class RunInfraError(InfraError):
 def _infra_check(run: TestRun, state: str) -> None:
     """Raise RunInfraError when the run says nothing trustworthy about the code."""
     if run.timed_out:
-        raise RunInfraError(Reason.infra.code("timeout"), f"{state} run timed out after {run.duration:.0f}s")
+        raise RunInfraError(Reason.infra.code("timeout"),
+                            f"{state} run timed out after {run.duration:.0f}s")
     if not run.finished:
-        raise RunInfraError(Reason.infra.code("incomplete_report"), f"{state} run ended without a complete "
-                            f"report (exit {run.exit_code}): {run.log_tail[-300:]}")
+        raise RunInfraError(Reason.infra.code("incomplete_report"),
+                            f"{state} run ended without a complete report "
+                            f"(exit {run.exit_code}): {run.log_tail[-300:]}")
     if run.problems:
         raise RunInfraError(Reason.infra.code("inconsistent_report"),
                             f"{state} run report is inconsistent: {'; '.join(run.problems)}")
