@@ -267,6 +267,7 @@ def test_a_probe_score_that_does_not_repeat_is_a_flaky_task_not_a_gamed_image(
 
 
 def test_the_probe_set_runs_once_per_test_setup_and_verifier(world, monkeypatch, tmp_path):
+    local_only(world)  # how sets are kept; the digest itself is checked in both providers below
     from repogym.judges import judge as judge_module
     from repogym.judges import probes
 
