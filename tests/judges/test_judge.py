@@ -228,12 +228,17 @@ def test_accepted_task_that_a_probe_games_goes_to_review(world, monkeypatch):
     monkeypatch.setattr(probes.PROBES, "_items", {"cheat": Cheat,  # a small set: fast
                                                   "skip_tests": probes.PROBES.get("skip_tests")})
     judge = fresh_judge(world)
+    reads: list[str] = []
+    real_setup = type(world.toolchain).runner_setup
+    monkeypatch.setattr(type(world.toolchain), "runner_setup",
+                        lambda self, sb: reads.append("read") or real_setup(self, sb))
     j = judge.judge(cand)
     assert (j.verdict.status, j.verdict.reason) == (Status.review, "probe:cheat")
     # the probe set is the image's: another task of it is flagged without probing again
     other = judge.judge(bug(OPS.replace("return a + b", "return a * b")))
     assert (other.verdict.status, other.verdict.reason) == (Status.review, "probe:cheat")
     assert cand.instance_id in other.verdict.detail
+    assert reads == ["read"]  # bugs that change no protected file: one read per commit
 
 
 def test_a_probe_score_that_does_not_repeat_is_a_flaky_task_not_a_gamed_image(

@@ -67,6 +67,7 @@ from repogym.schemas.records import (
     TestRun,
     TimeLimits,
     Verdict,
+    short_hash,
 )
 from repogym.toolchains.base import TestRunner, Toolchain
 from repogym.toolchains.resume import merged, run_to_end
@@ -119,6 +120,7 @@ class Judge:
     _clean_status: tuple[bool, str] | None = field(default=None, init=False)
     _bug_exact: bool = field(default=False, init=False)  # the last bug patch needed no fuzz
     _unstarted: Any = field(default=None, init=False)  # a warm runner to start before a state
+    _setups: dict[tuple[str, str], str] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
         warm = self.toolchain.warm_runner(self.sandbox) if self.settings.warm else None
@@ -238,7 +240,7 @@ class Judge:
                           "the gold patch does not score 1")
         if self.settings.probes <= 0:  # the check above is the task's own: it always runs
             return verdict
-        probes = self.probe_sets.get_or_run(self._setup_key(),
+        probes = self.probe_sets.get_or_run(self._setup_key(cand),
                                             lambda: self._probe_set(cand, spec))
         if probes.unsteady:  # run on this task just now: its tests, not the image, are odd
             name = sorted(probes.unsteady)[0]
@@ -259,11 +261,18 @@ class Judge:
                     "probes_passed": f"{len(probes.scores)} probes on {probes.task}"}
         return verdict.model_copy(update={"evidence": evidence})
 
-    def _setup_key(self) -> str:
+    def _setup_key(self, cand: Candidate) -> str:
         """What a probe set speaks for: this state's test setup (the toolchain's digest),
-        else the image."""
-        return (self.toolchain.runner_setup(self.sandbox) or self.image
-                or f"sandbox-{id(self.sandbox)}")
+        else the image. Read once per commit and per content of the protected files the
+        candidate's patches change (a synthetic bug changes none: one read per commit)."""
+        patches = (cand.bug_patch, cand.test_patch, cand.gold_patch)
+        touched = any(self.toolchain.is_protected(p) for patch in patches
+                      for p in patch_paths(patch))
+        key = (cand.base_commit, short_hash(*patches) if touched else "")
+        if key not in self._setups:
+            self._setups[key] = (self.toolchain.runner_setup(self.sandbox) or self.image
+                                 or f"sandbox-{id(self.sandbox)}")
+        return self._setups[key]
 
     def _probe_set(self, cand: Candidate, spec: GradingSpec) -> ProbeSet:
         """Every probe that applies to this task, graded as trainers grade."""
