@@ -191,6 +191,23 @@ def test_stale_temp_files_are_ignored_and_cleaned(store: DatasetStore) -> None:
     assert not stale.exists()
 
 
+def test_temp_files_of_other_writers_under_the_root_are_left_alone(store: DatasetStore) -> None:
+    # corpus state and caches live under the dataset root and write their own .tmp-* files
+    # without the store's lock: a store write must never delete one in flight (CI: a
+    # baseline's state file vanished between its write and its fsync)
+    others = [store.root / "state" / "baselines" / ".tmp-f90b55-corpc-8bac.json",
+              store.root / ".cache" / "probes" / ".tmp-abc123-set.json",
+              store.root / ".tmp-abc123-corpus.toml"]
+    for path in others:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("{}")
+    own = store.root / ".tmp-dead-manifest.json"
+    own.write_text("{")
+    store.write([make_judged(0)])
+    assert all(path.exists() for path in others)
+    assert not own.exists()
+
+
 # -- versions and corruption ------------------------------------------------------------
 
 def _plant(store: DatasetStore, table: pa.Table, name: str = "part-planted.parquet") -> Path:

@@ -295,9 +295,15 @@ class DatasetStore:
                 fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
     def _remove_temp_files(self) -> None:
-        """Delete ``.tmp-*`` files left by crashed writers. Only safe while holding the lock."""
-        candidates = [*self.root.glob(f"{TMP_PREFIX}*"),
-                      *self.root.glob(f"*/*/{TMP_PREFIX}*")]
+        """Delete ``.tmp-*`` files left by crashed writers of this store. Only safe while
+        holding the lock, and only for the store's own files: the manifest and journal at the
+        root, and the part files of its tables. Other writers share the root (corpus state,
+        caches) and write their own temporary files at any time, without this lock."""
+        own = (MANIFEST_NAME, JOURNAL_NAME)
+        candidates = [p for p in self.root.glob(f"{TMP_PREFIX}*")
+                      if p.name.endswith(own)]
+        for table in TABLES:
+            candidates += self.root.glob(f"{table}/*/{TMP_PREFIX}*")
         for path in candidates:
             if path.is_file():
                 with contextlib.suppress(FileNotFoundError):
