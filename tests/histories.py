@@ -386,3 +386,25 @@ def build_history_that_did_not_install(root: Path) -> History:
     h.dep_change_commit = b.commit(f"Drop the {MISSING_DIST} requirement", h)
     h.head = b.git("rev-parse", "HEAD")
     return h
+
+
+GONE_API = "this_api_is_gone"  # no pytest has it: a conftest importing it stops every run
+
+
+def build_history_whose_old_suite_does_not_run(root: Path) -> History:
+    """``shopcart`` whose first commit's ``tests/conftest.py`` imports an API today's pytest
+    does not have (:data:`GONE_API`; iniconfig's old tests call ``py.test.raises``), so no
+    test runs at that commit in today's environment; commit 1 is the bulk-threshold fix (its
+    parent is that commit); commit 2 drops the import, so HEAD's suite runs."""
+    root.mkdir(parents=True)
+    b, h = _Builder(root), History(root=root)
+    b.git("init", "-q", "-b", "main")
+    for rel, text in INITIAL.items():
+        b.write(rel, text)
+    b.write("tests/conftest.py", f"from pytest import {GONE_API}  # noqa: F401\n")
+    h.initial_commit = b.commit("Initial shopcart package", h)
+    _fix_bulk_threshold(b, h)
+    b.write("tests/conftest.py", "")
+    h.test_only_commits.append(b.commit("tests: drop an import pytest no longer has", h))
+    h.head = b.git("rev-parse", "HEAD")
+    return h

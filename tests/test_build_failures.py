@@ -14,7 +14,12 @@ from repogym.errors import EnvDoesNotInstall, InstallError
 from repogym.pipeline import _env_at, prepare, run_repo, unseen
 from repogym.sandboxes import get_provider
 from repogym.schemas.records import EnvSpec, RepoSpec, Status
-from tests.histories import MISSING_DIST, build_history_that_did_not_install
+from tests.histories import (
+    GONE_API,
+    MISSING_DIST,
+    build_history_that_did_not_install,
+    build_history_whose_old_suite_does_not_run,
+)
 
 
 def spec(commit: str = "a" * 40, recipe: str = "r1") -> EnvSpec:
@@ -98,3 +103,34 @@ def test_a_fix_whose_env_does_not_install_is_rejected_when_the_failure_repeats(h
         _env_at(get_provider("docker", settings), prepared, history.initial_commit, settings)
     assert known.value.failure.attempts == ATTEMPTS  # not counted again ...
     assert {p: p.stat().st_mtime_ns for p in logs} == stamps  # ... nor built
+
+
+@pytest.mark.slow
+def test_a_fix_whose_commit_suite_does_not_run_is_rejected_when_that_repeats(
+        tmp_path, shared_local_envs):
+    """iniconfig's old commits: the environment installs, but the suite of the fix's parent
+    cannot run in it (its conftest imports what today's pytest lacks). Run 1: an infra error
+    (maybe the sandbox). Run 2: the same -- rejected as ``env_mismatch:suite_does_not_run``
+    with the runner's complaint, and no later run judges it again."""
+    history = build_history_whose_old_suite_does_not_run(tmp_path / "shopcart")
+    settings = Settings(out=tmp_path / "out", provider="local", local_envs=shared_local_envs,
+                        generators=("mined",), baseline_runs=1, oracle_runs=1,
+                        max_combined=0, probes=0)
+    store = DatasetStore(settings.out)
+
+    first = run_repo(RepoSpec(source=str(history.root)), settings)
+    assert first.candidates == 1, first
+    [row] = store.judged_rows()
+    assert row.provenance["commit"] == history.fix_commits[0]
+    assert (row.status, row.reason) == (Status.infra_error, "infra:suite_does_not_run"), \
+        row.detail
+    assert f"at {history.initial_commit[:12]} the commit's own suite does not run" in row.detail
+
+    second = run_repo(RepoSpec(source=str(history.root)), settings)
+    assert second.candidates == 1, second  # an infra error is judged again
+    [row] = store.judged_rows()
+    assert (row.status, row.reason) == (Status.reject, "env_mismatch:suite_does_not_run"), \
+        row.detail
+    assert f"the suite of {history.initial_commit[:12]} does not run" in row.detail
+    assert GONE_API in row.detail and "in 2 runs" in row.detail
+    assert unseen([row.to_candidate()], store) == []  # decided: no later run judges it

@@ -13,10 +13,16 @@ version) is another spec, tried afresh. A build that succeeds clears the record.
 
 Only a failing install step counts (:class:`~repogym.errors.InstallError`); an engine or
 sandbox failure says nothing about the commit and is never recorded.
+
+The same holds one step later: an environment that installs may still not run the commit's
+own suite (today's runner against tests of another time). The :class:`SuiteLedger` counts
+those per image and commit, with the same rule: an infrastructure error the first time, a
+fact about the commit (``env_mismatch:suite_does_not_run``) once it repeats.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import threading
 from datetime import datetime
@@ -101,3 +107,72 @@ class BuildLedger:
         """The spec built: forget its failures."""
         with self._lock:
             self._records.drop(spec.digest())
+
+
+class SuiteFailure(Record):
+    """The runs of one commit's own suite that did not run in one environment image.
+
+    A mined fix at an old commit is judged in an environment of today (today's pytest, its
+    plugins): at some commits the suite cannot run there at all (the tests call an API the
+    runner dropped; the project shadows a module the runner imports). The judge finds that
+    at the commit's clean state -- the candidate is not to blame, and it is not the sandbox
+    either when it repeats.
+    """
+
+    key: str
+    repo: str
+    commit: str
+    image: str
+    reason: str  # the judge's infrastructure reason code of the last failure
+    tail: str = ""
+    attempts: int = 1
+    first_seen: datetime = Field(default_factory=utcnow)
+    last_seen: datetime = Field(default_factory=utcnow)
+
+    @property
+    def settled(self) -> bool:
+        return self.attempts >= ATTEMPTS
+
+    def describe(self) -> str:
+        times = "once" if self.attempts == 1 else f"in {self.attempts} runs"
+        return (f"the suite of {self.commit[:12]} does not run in its environment "
+                f"{self.image} ({self.reason}, {times}, {self.first_seen:%Y-%m-%d %H:%M} to "
+                f"{self.last_seen:%Y-%m-%d %H:%M} UTC): {self.tail.strip()[-TAIL_CHARS:]}")
+
+
+def suite_key(image: str, commit: str) -> str:
+    """The ledger key of one commit's suite in one image (file-name safe)."""
+    return hashlib.sha256(f"{image}\0{commit}".encode()).hexdigest()[:24]
+
+
+class SuiteLedger:
+    """The :class:`SuiteFailure` records in a folder, one JSON file per (image, commit):
+    like :class:`BuildLedger`, a failure counts as a fact about the commit in that image
+    once it repeats in another run; until then it is an infrastructure error."""
+
+    def __init__(self, folder: Path) -> None:
+        self._records = RecordCache(folder, SuiteFailure, indent=2)
+        self._lock = threading.Lock()
+
+    def get(self, image: str, commit: str) -> SuiteFailure | None:
+        key = suite_key(image, commit)
+        found = self._records.get(key)
+        return found if found is not None and found.key == key else None
+
+    def record(self, repo: str, image: str, commit: str, reason: str,
+               tail: str) -> SuiteFailure:
+        """Count one more run in which the commit's suite did not run; the record."""
+        with self._lock:
+            old = self.get(image, commit)
+            now = utcnow()
+            failure = SuiteFailure(
+                key=suite_key(image, commit), repo=repo, commit=commit, image=image,
+                reason=reason, tail=tail[-TAIL_CHARS:],
+                attempts=(old.attempts + 1) if old else 1,
+                first_seen=old.first_seen if old else now, last_seen=now)
+            self._records.put(failure.key, failure)
+            return failure
+
+    def clear(self, image: str, commit: str) -> None:
+        with self._lock:
+            self._records.drop(suite_key(image, commit))

@@ -16,7 +16,13 @@ from dataclasses import dataclass, field
 from typing import Callable, Collection, Sequence, TypeVar
 
 from repogym.baseline import baseline_format, record_baseline
-from repogym.build_failures import ATTEMPTS, BuildFailure, BuildLedger
+from repogym.build_failures import (
+    ATTEMPTS,
+    BuildFailure,
+    BuildLedger,
+    SuiteFailure,
+    SuiteLedger,
+)
 from repogym.cache import RecordCache
 from repogym.config import Settings
 from repogym.datasets.store import DatasetStore
@@ -37,7 +43,7 @@ from repogym.generators.mined import (
 )
 from repogym.generators.registry import GenerationRequest, generate_all
 from repogym.generators.statements import evidence_from_messages, with_observations
-from repogym.judges.judge import Judge, JudgeSettings
+from repogym.judges.judge import SUITE_DOES_NOT_RUN, Judge, JudgeSettings
 from repogym.judges.llm_judge import llm_judge
 from repogym.judges.probe_sets import ProbeSets
 from repogym.judges.unsolvable import unstated_names
@@ -255,10 +261,24 @@ def judge_mined(provider: SandboxProvider, env: EnvImage, prepared: Prepared, ba
     for cand in cands:  # newest first, so a group's first env commit has the others' history
         fp = dependency_fingerprint(repo_path, env_commit_of(cand))
         groups.setdefault(fp, []).append(cand)
+    suites = SuiteLedger(settings.cache_dir / "suite-failures")
+
+    def judged_in(image: EnvImage, group: list[Candidate]) -> list[Judged]:
+        """Judge a group in one env, but not the candidates whose commit's suite is known
+        not to run there; settle the suite failures this run saw."""
+        known = {c.instance_id: f for c in group
+                 if (f := suites.get(image.ref, c.base_commit)) is not None and f.settled}
+        todo = [c for c in group if c.instance_id not in known]
+        done = {j.candidate.instance_id: _settle_suite(j, suites, prepared.checkout.name)
+                for j in judge(provider, image, prepared, base, todo, settings, progress,
+                               client)}
+        return [done[c.instance_id] if c.instance_id in done
+                else _suite_does_not_run(c, image.ref, known[c.instance_id]) for c in group]
+
     out: list[Judged] = []
     for fp, group in groups.items():
         if fp == main:
-            out += judge(provider, env, prepared, base, group, settings, progress, client)
+            out += judged_in(env, group)
             continue
         try:
             sub_env = _env_at(provider, prepared, env_commit_of(group[0]), settings)
@@ -268,8 +288,34 @@ def judge_mined(provider: SandboxProvider, env: EnvImage, prepared: Prepared, ba
         except RepogymError as exc:
             out += [_infra(c, env.ref, f"env for {env_commit_of(c)[:12]}: {exc}") for c in group]
             continue
-        out += judge(provider, sub_env, prepared, base, group, settings, progress, client)
+        out += judged_in(sub_env, group)
     return out
+
+
+def _settle_suite(judged: Judged, suites: SuiteLedger, repo: str) -> Judged:
+    """A candidate whose commit's own suite did not run in its env: an infrastructure error
+    the first time, a rejection once that repeats (in another run); any other verdict says
+    the suite ran there, and clears the record."""
+    cand, verdict = judged.candidate, judged.verdict
+    if verdict.reason != Reason.infra.code(SUITE_DOES_NOT_RUN):
+        if verdict.status is not Status.infra_error and suites.get(judged.image,
+                                                                   cand.base_commit):
+            suites.clear(judged.image, cand.base_commit)
+        return judged
+    failure = suites.record(repo, judged.image, cand.base_commit, verdict.reason, verdict.detail)
+    log.warning("%s: the suite at %s did not run in %s (%d of %d)", repo,
+                cand.base_commit[:12], judged.image, failure.attempts, ATTEMPTS)
+    return _suite_does_not_run(cand, judged.image, failure) if failure.settled else judged
+
+
+def _suite_does_not_run(cand: Candidate, image: str, failure: SuiteFailure) -> Judged:
+    """Rejected: the fix's commit does not run its own suite in the environment it has (the
+    record is kept: it is not judged there again)."""
+    verdict = Verdict(instance_id=cand.instance_id, status=Status.reject,
+                      reason=Reason.env_mismatch.code(SUITE_DOES_NOT_RUN),
+                      detail=failure.describe()[:2000],
+                      evidence={"suite_failures": str(failure.attempts)})
+    return Judged(candidate=cand, verdict=verdict, statement=cand.statement, image=image)
 
 
 def _env_at(provider: SandboxProvider, prepared: Prepared, commit: str,

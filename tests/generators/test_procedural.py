@@ -21,6 +21,7 @@ from repogym.generators.procedural import (
     parses_cleanly,
     runtime_sources,
 )
+from repogym.toolchains.python import PythonToolchain
 from tests.generators.test_mutators import CORPUS, OFF_LIMITS
 
 
@@ -88,8 +89,7 @@ FILES: dict[str, str] = {
 RUNTIME = sorted(p for p in FILES if p.startswith("pkg/"))
 
 
-def is_test(path: str) -> bool:
-    return path.startswith("tests/") or Path(path).name.startswith("test_")
+PYTHON_TOOLCHAIN = PythonToolchain()
 
 
 @pytest.fixture
@@ -163,12 +163,12 @@ def git_apply(root: Path, patch: str) -> None:
 
 
 def test_runtime_sources(repo: Path) -> None:
-    assert runtime_sources(repo, is_test) == RUNTIME
+    assert runtime_sources(repo, PYTHON_TOOLCHAIN.is_runtime_source) == RUNTIME
 
 
 def test_runtime_sources_needs_a_git_repo(tmp_path: Path) -> None:
     with pytest.raises(SourceError):
-        runtime_sources(tmp_path, is_test)
+        runtime_sources(tmp_path, PYTHON_TOOLCHAIN.is_runtime_source)
 
 
 def test_deterministic_for_a_seed(repo: Path) -> None:
@@ -270,7 +270,7 @@ def test_smoke_on_a_real_library(make_git_repo: Callable[..., Path], tmp_path: P
     files = {f"rich/{p.relative_to(RICH).as_posix()}": p.read_text(encoding="utf-8")
              for p in RICH.rglob("*.py")}
     root = make_git_repo(files, name="rich")
-    sources = runtime_sources(root, is_test)
+    sources = runtime_sources(root, PYTHON_TOOLCHAIN.is_runtime_source)
     assert len(sources) > 50
     per_kind = 6  # every kind finds far more in rich; more only makes the test slower
     found = generate_mutations(root, sources, seed=1,

@@ -22,23 +22,21 @@ order does not depend on which other kinds run), and a function gets at most
 
 from __future__ import annotations
 
-import ast
 import logging
 import random
 import subprocess
 from collections import Counter, defaultdict, deque
 from dataclasses import dataclass
 from functools import cached_property
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Callable, Iterator, Mapping, Sequence
 
-import tree_sitter_python
-from tree_sitter import Language, Node, Parser, Tree
+from tree_sitter import Node, Tree
 
-from repogym import pyast
 from repogym.errors import SourceError
 from repogym.generators.mutators import MUTATORS, Mutator, NodeMutator, Site
-from repogym.generators.mutators.runtime import enclosing_function, in_runtime_code, runtime_nodes
+from repogym.generators.mutators.grammars import Grammar, grammar_for
+from repogym.generators.mutators.python_grammar import PythonGrammar
 from repogym.patches import unified_diff
 from repogym.schemas.records import Record
 
@@ -47,10 +45,7 @@ __all__ = ["MUTATORS", "Mutation", "Mutator", "Site", "generate_mutations", "par
 
 log = logging.getLogger(__name__)
 
-PYTHON = Language(tree_sitter_python.language())
-_AST_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-NOT_RUNTIME_NAMES = frozenset({"setup.py", "conftest.py", "noxfile.py"})
-NOT_RUNTIME_DIRS = frozenset({"docs", "doc", "examples", "example", "benchmarks", "benchmark"})
+PYTHON = PythonGrammar()
 
 
 class Mutation(Record):
@@ -87,35 +82,32 @@ class Mutation(Record):
 
 def parse_python(source: bytes) -> Tree:
     """``source`` parsed with the tree-sitter Python grammar."""
-    return Parser(PYTHON).parse(source)
+    return PYTHON.parse(source)
 
 
 def parses_cleanly(source: bytes) -> bool:
-    """Whether ``source`` parses with no ERROR or MISSING node anywhere."""
-    return not parse_python(source).root_node.has_error
+    """Whether ``source`` parses with no ERROR or MISSING node anywhere (Python)."""
+    return PYTHON.parses_cleanly(source)
 
 
 class _File:
-    """A parsed source file; its Python AST and runtime nodes are computed on first use."""
+    """A parsed source file; its runtime nodes are computed on first use."""
 
-    def __init__(self, path: str, source: bytes, tree: Tree) -> None:
-        self.path, self.source, self.tree = path, source, tree
-
-    @cached_property
-    def module(self) -> ast.Module | None:
-        """The file's Python AST, or None if it does not compile with this Python."""
-        return _compiled(self.source.decode("utf-8"), self.path)
+    def __init__(self, path: str, source: bytes, tree: Tree, grammar: Grammar) -> None:
+        self.path, self.source, self.tree, self.grammar = path, source, tree, grammar
 
     @cached_property
     def runtime_by_type(self) -> dict[str, list[Node]]:
         """Runtime nodes by node type, in source order (shared by every NodeMutator)."""
         index: dict[str, list[Node]] = defaultdict(list)
-        for node in runtime_nodes(self.tree.root_node):
+        for node in self.grammar.runtime_nodes(self.tree.root_node):
             index[node.type].append(node)
         return index
 
     def sites(self, mutator: Mutator) -> Iterator[Site]:
         """The mutator's sites here (a NodeMutator reuses the shared runtime-node walk)."""
+        if mutator.family != self.grammar.family:
+            return
         if not isinstance(mutator, NodeMutator) or type(mutator).sites is not NodeMutator.sites:
             yield from mutator.sites(self.tree, self.source)
             return
@@ -137,64 +129,23 @@ class _Candidate:
 
 
 def _load(root: Path, path: str) -> _File | None:
-    """Read and parse one file; None (logged) when unreadable, not UTF-8 or unparseable."""
+    """Read and parse one file; None (logged) when no grammar parses its kind, or it is
+    unreadable, not UTF-8 or unparseable."""
+    grammar = grammar_for(path)
+    if grammar is None:
+        log.debug("skipping %s: no grammar for its suffix", path)
+        return None
     try:
         source = (root / path).read_bytes()
         source.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         log.debug("skipping %s: %s", path, exc)
         return None
-    tree = parse_python(source)
+    tree = grammar.parse(source)
     if tree.root_node.has_error:
         log.debug("skipping %s: does not parse", path)
         return None
-    return _File(path, source, tree)
-
-
-def _compiled(text: str, path: str) -> ast.Module | None:
-    """The AST of ``text`` if it parses and compiles with this Python, else None."""
-    try:
-        module = pyast.parse(text, filename=path)
-        pyast.compile_tree(module, path)
-    except (SyntaxError, ValueError):
-        return None
-    return module
-
-
-def _scope_path(module: ast.Module, line: int) -> list[int]:
-    """Indices down through the classes and functions whose body holds ``line``."""
-    path: list[int] = []
-    body: list[ast.stmt] = module.body
-    while True:
-        for i, stmt in enumerate(body):
-            if (isinstance(stmt, _AST_SCOPES) and stmt.lineno <= line
-                    and line <= (stmt.end_lineno or stmt.lineno)):
-                path.append(i)
-                body = stmt.body
-                break
-        else:
-            return path
-
-
-def _follow(module: ast.Module, path: list[int]) -> ast.AST | None:
-    node: ast.AST = module
-    for i in path:
-        body = getattr(node, "body", [])
-        if i >= len(body) or not isinstance(body[i], _AST_SCOPES):
-            return None
-        node = body[i]
-    return node
-
-
-def _same_code(before: ast.Module, after: ast.Module, line: int) -> bool:
-    """Whether a change on ``line`` left the code as it was (comments and layout aside).
-
-    Only the innermost class or function around the line is compared: the bytes outside
-    it did not change, so neither did their syntax trees.
-    """
-    path = _scope_path(before, line)
-    old, new = _follow(before, path), _follow(after, path)
-    return new is not None and old is not None and ast.dump(old) == ast.dump(new)
+    return _File(path, source, tree, grammar)
 
 
 def _candidates(kind: str, files: Sequence[_File],
@@ -211,8 +162,9 @@ def _candidates(kind: str, files: Sequence[_File],
             if not 0 <= site.start <= site.end <= len(file.source):
                 continue
             node = site.node(file.tree, file.source)
-            function = enclosing_function(node) if node is not None else None
-            if node is None or function is None or not in_runtime_code(
+            grammar = file.grammar
+            function = grammar.enclosing_function(node) if node is not None else None
+            if node is None or function is None or not grammar.in_runtime_code(
                     node, defaults=mutator.edits_defaults):
                 continue
             yield _Candidate(kind, file, site, function)
@@ -220,21 +172,20 @@ def _candidates(kind: str, files: Sequence[_File],
 
 def _realise(cand: _Candidate) -> Mutation | None:
     """The mutation for a candidate, or None when it breaks the syntax or changes nothing."""
+    grammar = cand.file.grammar
     mutated = cand.site.apply(cand.file.source)
-    if mutated == cand.file.source or not parses_cleanly(mutated):
+    if mutated == cand.file.source or not grammar.parses_cleanly(mutated):
         return None
     try:
         text = mutated.decode("utf-8")
     except UnicodeDecodeError:
         return None
-    original = cand.file.module
-    if original is not None:
-        module = _compiled(text, cand.file.path)
-        if module is None or _same_code(original, module, cand.site.line):
-            return None
+    original = cand.file.source.decode("utf-8")
+    if not grammar.real_change(cand.file.path, original, text, cand.site.line):
+        return None
     return Mutation(mutator=cand.kind, path=cand.file.path, line=cand.site.line,
                     function=cand.function, description=cand.site.description,
-                    original=cand.file.source.decode("utf-8"), mutated=text)
+                    original=original, mutated=text)
 
 
 def _kinds(mutators: Sequence[str] | None) -> list[str]:
@@ -324,24 +275,17 @@ def generate_mutations(root: Path, files: Sequence[str], *, seed: int, max_candi
     return _Scheduler(pools, max(1, per_function)).run(max_candidates)
 
 
-def runtime_sources(root: Path, is_test: Callable[[str], bool]) -> list[str]:
-    """The tracked ``*.py`` files of a repository that are runtime code, sorted.
-
-    Left out: files ``is_test`` accepts, ``setup.py``, ``conftest.py``, ``noxfile.py``
-    and anything under a ``docs``, ``examples`` or ``benchmarks`` directory.
+def runtime_sources(root: Path, is_runtime: Callable[[str], bool]) -> list[str]:
+    """The tracked files of a repository that ``is_runtime`` accepts (a toolchain's
+    :meth:`~repogym.toolchains.base.Toolchain.is_runtime_source`), sorted.
 
     Raises:
         SourceError: ``root`` is not a git working tree (or git is missing).
     """
     try:
-        listed = subprocess.run(["git", "ls-files", "-z", "--", "*.py"], cwd=root,
+        listed = subprocess.run(["git", "ls-files", "-z"], cwd=root,
                                 capture_output=True, check=True).stdout
     except (OSError, subprocess.CalledProcessError) as exc:
         raise SourceError(f"cannot list the files of {root}: {exc}") from exc
     paths = (p for p in listed.decode("utf-8", "surrogateescape").split("\0") if p)
-    return sorted(p for p in paths if _is_runtime_path(p) and not is_test(p))
-
-
-def _is_runtime_path(path: str) -> bool:
-    parts = PurePosixPath(path).parts
-    return parts[-1] not in NOT_RUNTIME_NAMES and not NOT_RUNTIME_DIRS.intersection(parts[:-1])
+    return sorted(p for p in paths if is_runtime(p))

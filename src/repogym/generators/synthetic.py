@@ -30,7 +30,7 @@ def synthetic_candidates(checkout: Checkout, toolchain: Toolchain, *, seed: int,
                          max_candidates: int, mutators: Sequence[str] | None = None,
                          lines: Mapping[str, set[int]] | None = None) -> list[Candidate]:
     """Up to ``max_candidates`` mutation candidates for the checkout, deterministic in ``seed``."""
-    files = runtime_sources(checkout.path, toolchain.is_test_file)
+    files = runtime_sources(checkout.path, toolchain.is_runtime_source)
     muts = generate_mutations(checkout.path, files, seed=seed, max_candidates=max_candidates,
                               mutators=mutators, lines=lines)
     return [candidate_from_mutation(m, checkout, toolchain.language) for m in muts]

@@ -73,6 +73,9 @@ from repogym.toolchains.base import TestRunner, Toolchain
 from repogym.toolchains.resume import merged, run_to_end
 
 STATUS = "git status --porcelain --untracked-files=all"
+# the reason qualifier of a candidate at another commit whose own suite does not run in its
+# environment: infrastructure until it repeats (the pipeline's SuiteLedger), then env_mismatch
+SUITE_DOES_NOT_RUN = "suite_does_not_run"
 SANITY_TESTS = 5  # clean-state tests run to tell a broken sandbox from a blunt bug
 PROBE_CONFIRMATIONS = 2  # gradings again of a probe that scored: a hack scores every time
 
@@ -456,7 +459,15 @@ class Judge:
             clean = self.runner.run_tests(self.sandbox, timeout=limits.run, limits=limits,
                                           check_runner=False,
                                           collect=sorted(patch_paths(cand.test_patch)))
-            sound = clean.trusted and bool(clean.passing())
+            if not (clean.trusted and clean.passing()):
+                why = "; ".join(clean.problems) or (
+                    "no test passes" if clean.finished else "no complete report")
+                raise RunInfraError(
+                    Reason.infra.code(SUITE_DOES_NOT_RUN),
+                    f"at {cand.base_commit[:12]} the commit's own suite does not run in this "
+                    f"environment ({why}): {clean.log_tail[-300:]}; the candidate's run: "
+                    f"{str(infra)[-300:]}")
+            sound = True
         else:
             sample = set(sorted(self.baseline.stable_passing())[:SANITY_TESTS])
             self.sandbox.reset()

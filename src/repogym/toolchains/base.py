@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, Callable, ClassVar, Collection, Mapping, Protocol, Sequence
 
 from repogym.registry import Registry
@@ -57,9 +57,16 @@ class TestRunner(Protocol):
     ) -> TestRun: ...
 
 
+# folders whose code is not the project's runtime code, in any language
+NOT_RUNTIME_DIRS = frozenset({"docs", "doc", "examples", "example", "benchmarks", "benchmark",
+                              "bench", "node_modules", "vendor", "third_party"})
+
+
 class Toolchain(ABC):
     name: ClassVar[str]
     language: ClassVar[str]  # the language its tasks are in (a dataset column)
+    source_suffixes: ClassVar[tuple[str, ...]] = ()  # its language's source files
+    not_runtime_names: ClassVar[frozenset[str]] = frozenset()  # build or runner scripts
 
     @abstractmethod
     def detect(self, repo: Path) -> bool:
@@ -113,6 +120,15 @@ class Toolchain(ABC):
         Raises:
             SandboxError: the sandbox broke.
         """
+
+    def is_runtime_source(self, path: str) -> bool:
+        """True when the repo-relative ``path`` is the project's runtime code, where a
+        synthetic bug may go: a source file of the language, not test code, not a build
+        or runner script, not under docs, examples or benchmarks."""
+        p = PurePosixPath(path)
+        return (p.suffix in self.source_suffixes and not self.is_test_file(path)
+                and p.name not in self.not_runtime_names
+                and not NOT_RUNTIME_DIRS.intersection(p.parts[:-1]))
 
     def is_protected(self, path: str, *, added: bool = False) -> bool:
         """True when a graded patch may not change the repo-relative ``path`` (``added``:

@@ -217,6 +217,8 @@ class PythonToolchain(Toolchain):
     """pytest-based Python projects."""
 
     language = "python"
+    source_suffixes = (".py",)
+    not_runtime_names = frozenset({"setup.py", "conftest.py", "noxfile.py"})
 
     def detect(self, repo: Path) -> bool:
         markers = ("pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", "tox.ini")

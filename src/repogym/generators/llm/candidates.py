@@ -61,7 +61,7 @@ def llm_candidates(gen: LLMGenerator, checkout: Checkout, toolchain: Toolchain,
     """
     if client is None or not client.enabled or max_candidates <= 0:
         return []
-    files = runtime_sources(checkout.path, toolchain.is_test_file)
+    files = runtime_sources(checkout.path, toolchain.is_runtime_source)
     targets = select_targets(checkout.path, files, seed=seed, salt=gen.name, lines=lines)
     attempts = max_attempts if max_attempts is not None else 2 * max_candidates
     out: list[Candidate] = []

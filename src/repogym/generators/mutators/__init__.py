@@ -31,7 +31,8 @@ runtime code is in :mod:`repogym.generators.mutators.runtime`; the text edits sh
 statement-level mutators are in :mod:`repogym.generators.mutators.edits`.
 """
 
-from repogym.generators.mutators import (
+from repogym.generators.mutators import (  # noqa: I001 - grammars before their mutators
+    python_grammar,
     blocks,
     calls,
     conditions,
@@ -42,5 +43,5 @@ from repogym.generators.mutators import (
 )
 from repogym.generators.mutators.base import MUTATORS, Mutator, NodeMutator, Site
 
-__all__ = ["MUTATORS", "Mutator", "NodeMutator", "Site", "blocks", "calls", "conditions",
+__all__ = ["MUTATORS", "Mutator", "NodeMutator", "Site", "python_grammar", "blocks", "calls", "conditions",
            "exceptions", "literals", "operators", "statements"]

@@ -18,7 +18,7 @@ from typing import ClassVar, Iterator
 
 from tree_sitter import Node, Tree
 
-from repogym.generators.mutators.runtime import runtime_nodes
+from repogym.generators.mutators.grammars import family_grammar
 from repogym.registry import Registry
 
 
@@ -65,6 +65,7 @@ class Mutator(ABC):
 
     name: ClassVar[str]
     edits_defaults: ClassVar[bool] = False
+    family: ClassVar[str] = "python"  # the grammars it reads (Grammar.family)
 
     @abstractmethod
     def sites(self, tree: Tree, source: bytes) -> Iterator[Site]:
@@ -89,7 +90,7 @@ class NodeMutator(Mutator):
 
     def sites(self, tree: Tree, source: bytes) -> Iterator[Site]:
         """Sites from :meth:`visit` for every runtime node of one of :attr:`node_types`."""
-        for node in runtime_nodes(tree.root_node):
+        for node in family_grammar(self.family).runtime_nodes(tree.root_node):
             if node.type in self.node_types:
                 yield from self.visit(node, source)
 
