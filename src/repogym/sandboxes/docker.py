@@ -62,7 +62,12 @@ from repogym.sandboxes.docker_exec import HOST_GRACE, capped_text, run_exec
 from repogym.sandboxes.engine import ENGINE_ERRORS, docker_client, engine_trouble, remove_container
 from repogym.sandboxes.env_build import build_env_image, venv_env
 from repogym.sandboxes.guard import GUARD_PID, guard_command, stop_reason
-from repogym.sandboxes.images import ensure_base_image, env_image_tag, image_exists
+from repogym.sandboxes.images import (
+    ensure_base_image,
+    ensure_layer_image,
+    env_image_tag,
+    image_exists,
+)
 from repogym.schemas.records import EnvImage, EnvSpec
 
 __all__ = ["HOME", "REPO_DIR", "STATE", "USER", "VENV", "DockerProvider", "DockerSandbox",
@@ -561,6 +566,9 @@ class DockerProvider(SandboxProvider):
         start = time.monotonic()
         ensure_base_image(spec.base_image, self.client)
         log_dir.mkdir(parents=True, exist_ok=True)
+        if spec.layer is not None:
+            ensure_layer_image(self.client, spec.base_image, spec.layer,
+                               labels=self.labels("layer-build"), log_dir=log_dir)
         image_labels = {**self.labels("env"), "repogym.repo": spec.repo,
                         "repogym.digest": spec.digest()}
         build_env_image(self.client, spec, repo_path, log_dir, self.settings, tag,

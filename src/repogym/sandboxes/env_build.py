@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import logging
 import secrets
+import shlex
 import tarfile
 import tempfile
 import time
@@ -48,7 +49,7 @@ from docker.types import Ulimit
 
 from repogym.config import Settings
 from repogym.errors import ImageBuildError, InstallError, SandboxError
-from repogym.layout import HOME, REPO_DIR, STATE, UID, USER, VENV
+from repogym.layout import DEPS, HOME, REPO_DIR, STATE, UID, USER, VENV
 from repogym.sandboxes.base import ExecResult
 from repogym.sandboxes.docker_exec import run_exec
 from repogym.sandboxes.engine import ENGINE_ERRORS, engine_trouble, remove_container
@@ -89,6 +90,26 @@ chown -R root:root {VENV}
 """
 
 
+def vendor_script(names: tuple[str, ...], deps: str = DEPS) -> str:
+    """Move every untracked folder of one of ``names`` (``node_modules``, at any depth but
+    not inside another) from the work tree to ``deps``, leave a link where it was, and hand
+    it to root: a reset restores the link, and code under test cannot change what the
+    environment installed."""
+    found = " -o ".join(f"-name {shlex.quote(n)}" for n in names)
+    return f"""set -e
+cd {REPO_DIR}
+mkdir -p {deps}
+find . -name .git -prune -o -type d \\( {found} \\) -prune -print | while read -r d; do
+  rel=${{d#./}}
+  if git ls-files --error-unmatch -- "$rel" >/dev/null 2>&1; then continue; fi
+  mkdir -p "$(dirname "{deps}/$rel")"
+  mv "$d" "{deps}/$rel"
+  ln -s "{deps}/$rel" "$d"
+done
+chown -R root:root {deps}
+"""
+
+
 def build_env_image(client: docker.DockerClient, spec: EnvSpec, repo_path: Path,
                     log_dir: Path, settings: Settings, tag: str, *,
                     build_labels: dict[str, str], image_labels: dict[str, str]) -> None:
@@ -108,10 +129,13 @@ def build_env_image(client: docker.DockerClient, spec: EnvSpec, repo_path: Path,
         build.copy_repo(repo_path)
         build.must(f"{spec.python} -m venv {VENV}", f"creating the venv with {spec.python}",
                    user=USER)
-        env = {**venv_env(client, spec.base_image), "HOME": HOME}
+        env = {**venv_env(client, spec.build_from), "HOME": HOME}
         for i, step in enumerate(spec.install_steps):
             build.install_step(step, env, log_dir / f"install-{i}.log")
         build.go_offline()
+        if spec.vendored:
+            build.must(vendor_script(spec.vendored), "moving the dependency folders out of "
+                       "the work tree")
         build.must(SNAPSHOT_SCRIPT, "snapshotting the post-install state")
         build.commit(tag, image_labels)
     except SandboxError as exc:  # the engine failed mid-build
@@ -158,7 +182,7 @@ class BuildContainer:
         mem = f"{s.memory_mb}m"
         try:
             self.container = self.client.containers.create(
-                spec.base_image, command=guard_command(s.build_disk_mb, strict=True),
+                spec.build_from, command=guard_command(s.build_disk_mb, strict=True),
                 user="root", init=True, network_mode="bridge", labels=self.labels,
                 name=f"repogym-build-{spec.digest()}-{secrets.token_hex(3)}",
                 mem_limit=mem, memswap_limit=mem, nano_cpus=int(s.cpus * 1e9),
@@ -168,7 +192,7 @@ class BuildContainer:
         except ENGINE_ERRORS as exc:
             self.remove()
             raise ImageBuildError(f"{spec.repo}: cannot start a build container from "
-                                  f"{spec.base_image}: {engine_trouble(exc, self.client)}") \
+                                  f"{spec.build_from}: {engine_trouble(exc, self.client)}") \
                 from exc
 
     def run(self, cmd: str, *, user: str = "root", env: dict[str, str] | None = None,
@@ -312,7 +336,7 @@ class BuildContainer:
         if reason:
             raise self._limit_error(*(self.last_step or ("snapshot", None)), reason)
         repository, _, version = tag.rpartition(":")
-        env = venv_env(self.client, self.spec.base_image)
+        env = venv_env(self.client, self.spec.build_from)
         conf = {"User": "root", "WorkingDir": REPO_DIR, "Cmd": ["sleep", "infinity"],
                 "Env": [f"{k}={v}" for k, v in env.items()], "Labels": labels}
         assert self.container is not None

@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import logging
 import re
+import secrets
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -29,8 +31,13 @@ from typing import Any
 from repogym.config import DEFAULT_BASE_IMAGE
 from repogym.errors import ImageBuildError
 from repogym.layout import UID, USER
-from repogym.sandboxes.engine import ENGINE_ERRORS, docker_client, engine_trouble
-from repogym.schemas.records import EnvSpec
+from repogym.sandboxes.engine import (
+    ENGINE_ERRORS,
+    docker_client,
+    engine_trouble,
+    remove_container,
+)
+from repogym.schemas.records import EnvSpec, ImageLayer
 
 log = logging.getLogger(__name__)
 
@@ -240,3 +247,80 @@ def _remove_tree(path: Path) -> None:
         log.warning("not removing %s: file systems are still mounted inside it", path)
         return
     shutil.rmtree(path, ignore_errors=True)
+
+
+LAYER_TIMEOUT = 1800.0
+_layer_locks: dict[str, threading.Lock] = {}
+_layer_locks_guard = threading.Lock()
+
+
+def ensure_layer_image(client: Any, base_image: str, layer: ImageLayer, *,
+                       labels: dict[str, str], log_dir: Path | None = None,
+                       timeout: float = LAYER_TIMEOUT) -> str:
+    """Make sure a toolchain's layer image over ``base_image`` exists; its tag.
+
+    Built once per content (:meth:`ImageLayer.tag`): the layer's script runs as root in a
+    container of the base image with the network on, and the container is committed with
+    the layer's variables and the label ``repogym=layer``. Threads of one process build a
+    layer once; the build container is removed whatever happens.
+
+    Raises:
+        ImageBuildError: the script failed or overran ``timeout`` (the message has the end
+            of its output; the whole log goes to ``log_dir`` when given), or the engine did.
+    """
+    tag = layer.tag(base_image)
+    with _layer_locks_guard:
+        lock = _layer_locks.setdefault(tag, threading.Lock())
+    with lock:
+        if image_exists(client, tag):
+            return tag
+        log.info("building the %s layer over %s as %s", layer.name, base_image, tag)
+        _build_layer(client, base_image, layer, tag, labels, log_dir, timeout)
+        return tag
+
+
+def _build_layer(client: Any, base_image: str, layer: ImageLayer, tag: str,
+                 labels: dict[str, str], log_dir: Path | None, timeout: float) -> None:
+    import requests
+
+    container = None
+    try:
+        container = client.containers.create(
+            base_image, command=["bash", "-c", layer.script], user="root",
+            network_mode="bridge", labels=labels,
+            name=f"repogym-layer-{secrets.token_hex(4)}")
+        container.start()
+        try:
+            status = container.wait(timeout=timeout).get("StatusCode", -1)
+        except requests.exceptions.RequestException:
+            container.kill()
+            status = None
+        output = container.logs().decode("utf-8", errors="replace")
+        if log_dir is not None:
+            log_dir.mkdir(parents=True, exist_ok=True)
+            (log_dir / f"layer-{layer.name}.log").write_text(output)
+        if status != 0:
+            why = f"timed out after {timeout:.0f}s" if status is None else f"exit {status}"
+            tail = "\n".join(output.rstrip().splitlines()[-20:])
+            raise ImageBuildError(f"the {layer.name} layer over {base_image} failed ({why}):"
+                                  f"\n{tail}")
+        repository, _, version = tag.rpartition(":")
+        conf = {"User": "root", "Cmd": ["/bin/bash"], "Labels": {**labels, "repogym": "layer"},
+                "Env": _layer_env(client, base_image, layer)}
+        container.commit(repository=repository, tag=version, conf=conf)
+    except ENGINE_ERRORS as exc:
+        raise ImageBuildError(f"cannot build the {layer.name} layer over {base_image}: "
+                              f"{engine_trouble(exc, client)}") from exc
+    finally:
+        if container is not None:
+            remove_container(container, "layer build container")
+
+
+def _layer_env(client: Any, base_image: str, layer: ImageLayer) -> list[str]:
+    """The base image's variables with the layer's over them (``$PATH`` expanded)."""
+    pairs = client.images.get(base_image).attrs.get("Config", {}).get("Env") or []
+    env = dict(p.split("=", 1) for p in pairs if "=" in p)
+    for key, value in layer.env:
+        env[key] = value.replace("$PATH", env.get("PATH", "")).replace(
+            f"${key}", env.get(key, ""))
+    return [f"{k}={v}" for k, v in env.items()]

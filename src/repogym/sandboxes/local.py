@@ -358,6 +358,51 @@ def restore_repo(root: Path, commit: str | None = None) -> None:
             tar.extractall(repo)
 
 
+def check_host_layer(spec: EnvSpec) -> None:
+    """The host has what the toolchain's layer would add to an image (the local provider
+    builds no image): its ``host_check`` passes.
+
+    Raises:
+        ImageBuildError: it does not (the message names the layer and the check's output).
+    """
+    assert spec.layer is not None
+    done = subprocess.run(["bash", "-c", spec.layer.host_check], capture_output=True,
+                          text=True, stdin=subprocess.DEVNULL, timeout=120)
+    if done.returncode != 0:
+        raise ImageBuildError(
+            f"{spec.repo}: the local provider runs {spec.toolchain} on the host, which lacks "
+            f"{spec.layer.name} (`{spec.layer.host_check}`: "
+            f"{(done.stdout + done.stderr).strip()[-300:] or f'exit {done.returncode}'})")
+
+
+def vendor_local(repo: Path, deps: Path, names: Sequence[str]) -> None:
+    """Move the untracked dependency folders ``names`` out of ``repo`` into ``deps`` and link
+    them back (as :func:`repogym.sandboxes.env_build.vendor_script` does in an image), so a
+    reset restores a link, not the folder's every file."""
+    if not names:
+        return
+    tracked = set(filter(None, _git(repo, "ls-files", "-z").split("\0")))
+    for folder in sorted(_vendored_folders(repo, set(names))):
+        rel = folder.relative_to(repo).as_posix()
+        if any(t == rel or t.startswith(rel + "/") for t in tracked):
+            continue
+        target = deps / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(str(folder), target)
+        folder.symlink_to(target, target_is_directory=True)
+
+
+def _vendored_folders(repo: Path, names: set[str]) -> Iterator[Path]:
+    """Folders named one of ``names`` under ``repo`` (not under ``.git`` or another one)."""
+    for current, dirs, _files in os.walk(repo):
+        here = Path(current)
+        for name in list(dirs):
+            if name == ".git" or name in names:
+                dirs.remove(name)
+                if name in names and not (here / name).is_symlink():
+                    yield here / name
+
+
 def snapshot_repo(root: Path) -> None:
     """Record the commit and the untracked files the install left (not bytecode)."""
     repo = root / "repo"
@@ -410,6 +455,8 @@ class LocalProvider(SandboxProvider):
             return self._image(spec, root, build_seconds=time.monotonic() - start)
 
     def _build(self, spec: EnvSpec, root: Path, repo_path: Path, log_dir: Path) -> None:
+        if spec.layer is not None:
+            check_host_layer(spec)
         (root / "scratch").mkdir(parents=True)
         shutil.copytree(repo_path, root / "repo", symlinks=True)
         python = shutil.which(spec.python) or sys.executable
@@ -419,6 +466,7 @@ class LocalProvider(SandboxProvider):
         env = host_env(root / "venv")
         for i, step in enumerate(spec.install_steps):
             self._install_step(spec, root, step, env, log_dir / f"install-{i}.log")
+        vendor_local(root / "repo", root / "deps", spec.vendored)
         snapshot_repo(root)
 
     def _install_step(self, spec: EnvSpec, root: Path, step: str, env: dict[str, str],

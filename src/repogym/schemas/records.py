@@ -53,11 +53,37 @@ class Checkout(Record):
     commit: str  # full sha
 
 
+class ImageLayer(Record):
+    """What a toolchain adds to the base image for its language (a runtime, its package
+    manager), built once per content and shared by every environment of that language.
+
+    ``script`` runs as root with the network on; ``env`` are variables the layer's image
+    sets (a ``PATH`` value may name ``$PATH``, the base image's). ``host_check`` is a shell
+    command that succeeds on a host that has the same runtime (the ``local`` provider runs
+    it instead of the script, and says what is missing when it fails).
+    """
+
+    name: str  # e.g. "node-20.20.2"
+    script: str
+    env: tuple[tuple[str, str], ...] = ()
+    host_check: str = "true"
+
+    def tag(self, base_image: str) -> str:
+        """The layer image's tag over ``base_image``: a hash of both."""
+        payload = json.dumps(self.model_dump(mode="json", exclude={"host_check"}),
+                             sort_keys=True)
+        name = re.sub(r"[^a-z0-9._-]+", "-", self.name.lower()).strip("-") or "layer"
+        return f"repogym-layer/{name}:{short_hash(base_image, payload, n=16)}"
+
+
 class EnvSpec(Record):
     """Everything that goes into a per-repo environment image; its hash is the image tag.
 
-    ``install_steps`` run in the repository directory, in order, with network on.
-    ``test_command`` is informational (the toolchain builds the real command per run).
+    ``install_steps`` run in the repository directory, in order, with network on, in the
+    image ``build_from``: the base image, or the toolchain's ``layer`` over it.
+    ``vendored`` names the dependency folders the install leaves in the work tree
+    (``node_modules``): the environment keeps them outside it, read-only, linked from where
+    they were, so a reset restores a link rather than thousands of files.
     """
 
     repo: str
@@ -67,9 +93,18 @@ class EnvSpec(Record):
     install_steps: tuple[str, ...]
     recipe_version: str
     python: str = "python3"
+    layer: ImageLayer | None = None
+    vendored: tuple[str, ...] = ()
+
+    @property
+    def build_from(self) -> str:
+        """The image the environment is built in: the layer's, or the base image."""
+        return self.layer.tag(self.base_image) if self.layer else self.base_image
 
     def digest(self) -> str:
-        payload = self.model_dump(mode="json", exclude={"repo"})
+        # fields at their defaults are left out, so adding one keeps earlier digests
+        unset = {k for k in ("layer", "vendored") if not getattr(self, k)}
+        payload = self.model_dump(mode="json", exclude={"repo", *unset})
         return short_hash(json.dumps(payload, sort_keys=True), self.repo, n=16)
 
 
