@@ -42,7 +42,7 @@ from repogym.limits import TimePolicy, policy_for
 from repogym.patches import changed_lines, patch_paths
 from repogym.sandboxes.base import Sandbox
 from repogym.schemas.records import Outcome, TestRun, TimeLimits
-from repogym.toolchains.base import Toolchain
+from repogym.toolchains.base import Toolchain, toolchain_for
 from repogym.toolchains.resume import run_to_end
 
 
@@ -182,8 +182,9 @@ def _graded(spec: GradingSpec, run: TestRun, wanted: set[str], discarded: list[s
 def _protected_paths(spec: GradingSpec) -> set[str]:
     """Exact paths a candidate patch may not change: the test patch's files, the files of
     the listed tests, the runner's plugin modules."""
+    toolchain = toolchain_for(spec.language)
     return set(changed_lines(spec.test_patch)) | set(spec.protected_files) | {
-        t.split("::")[0] for t in (*spec.FAIL_TO_PASS, *spec.PASS_TO_PASS)}
+        toolchain.test_file(t) for t in (*spec.FAIL_TO_PASS, *spec.PASS_TO_PASS)}
 
 
 def _discard_protected(sandbox: Sandbox, toolchain: Toolchain, broken: str,

@@ -216,7 +216,7 @@ class Judge:
 
     def _sources(self, tests: Sequence[str]) -> dict[str, str]:
         out = {}
-        for path in sorted({t.split("::")[0] for t in tests}):
+        for path in sorted({self.toolchain.test_file(t) for t in tests}):
             try:
                 out[path] = self.sandbox.read_file(path).decode("utf-8", errors="replace")
             except FileNotFoundError:
@@ -344,14 +344,14 @@ class Judge:
         scope = self._mined_scope(cand)
         broken = self._broken_run(cand, scope)
         gold = self._run_state(cand, with_gold=True, select=None)
-        reach = _reach(scope)
+        reach = _reach(scope, self.toolchain)
         if scope is not None and not _fixed(broken, gold, reach):
             rest = {t for t in gold.results if not reach(t)}
             if rest:
                 broken = merged([broken, self._broken_run(cand, rest)])
-            reach = _reach(None)
+            reach = _reach(None, self.toolchain)
         candidates = _fixed(broken, gold, reach)
-        rerun = {t for t in gold.passing() if t in candidates or _reach(scope)(t)}
+        rerun = {t for t in gold.passing() if t in candidates or _reach(scope, self.toolchain)(t)}
         golds = [gold] + [self._run_state(cand, with_gold=True, select=rerun)
                           for _ in range(self.settings.oracle_runs - 1 if candidates else 0)]
         odd = {**broken.misbehaving()}
@@ -557,11 +557,11 @@ def _passed(run: TestRun, test: str) -> bool:
     return run.outcome(test) is Outcome.passed
 
 
-def _reach(scope: set[str] | None) -> Callable[[str], bool]:
+def _reach(scope: set[str] | None, toolchain: Toolchain) -> Callable[[str], bool]:
     """Whether a test is in a run's scope: named, its file named, or every test (None)."""
     if scope is None:
         return lambda _test: True
-    return lambda test: test in scope or test.split("::")[0] in scope
+    return lambda test: test in scope or toolchain.test_file(test) in scope
 
 
 def _fixed(broken: TestRun, gold: TestRun, reach: Callable[[str], bool]) -> set[str]:

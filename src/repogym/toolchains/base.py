@@ -72,6 +72,12 @@ class Toolchain(ABC):
     def detect(self, repo: Path) -> bool:
         """True when this toolchain can handle the repository checked out at ``repo``."""
 
+    def evidence(self, repo: Path) -> int:
+        """How much of the repository is this toolchain's (its test files, say): when
+        several toolchains recognise a repository, the one with the most evidence takes it
+        (a Python project with a ``package.json`` for its docs site stays Python)."""
+        return 1
+
     @abstractmethod
     def env_spec(self, checkout: Checkout, base_image: str) -> EnvSpec:
         """The environment recipe: install steps run in the repository directory, in order.
@@ -120,6 +126,10 @@ class Toolchain(ABC):
         Raises:
             SandboxError: the sandbox broke.
         """
+
+    def test_file(self, test_id: str) -> str:
+        """The repo-relative file a test id names (pytest: ``path::Class::test``)."""
+        return test_id.split("::", 1)[0]
 
     def is_runtime_source(self, path: str) -> bool:
         """True when the repo-relative ``path`` is the project's runtime code, where a
@@ -193,16 +203,15 @@ def toolchain_for(language: str) -> Toolchain:
 
 
 def detect_toolchain(repo: Path) -> Toolchain:
-    """The first registered toolchain that recognises the repository.
+    """The toolchain that recognises the repository with the most evidence.
 
     Raises:
         NoTestsError: no toolchain recognises it.
     """
     from repogym.errors import NoTestsError
 
-    for name in TOOLCHAINS:
-        tc = TOOLCHAINS.get(name)()
-        if tc.detect(repo):
-            return tc
+    found = [tc for tc in (TOOLCHAINS.get(name)() for name in TOOLCHAINS) if tc.detect(repo)]
+    if found:
+        return max(found, key=lambda tc: tc.evidence(repo))  # first of equals: by name
     raise NoTestsError(f"{repo.name}: no supported toolchain recognises this repository "
                        f"(supported: {', '.join(TOOLCHAINS.names())})")

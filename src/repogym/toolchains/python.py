@@ -38,7 +38,6 @@ import re
 import secrets
 import shlex
 import sys
-import time
 import tomllib
 from dataclasses import dataclass
 from importlib import resources
@@ -47,11 +46,14 @@ from typing import Collection, Iterable, Sequence
 
 from repogym import pyast
 from repogym.errors import NoTestsError, SandboxError, TestRunError
-from repogym.sandboxes.base import ExecResult, Sandbox
+from repogym.sandboxes.base import Sandbox
 from repogym.schemas.records import Checkout, CoverageMap, EnvSpec, TestRun, TimeLimits
 from repogym.toolchains import python_deps as pydeps
 from repogym.toolchains.base import TOOLCHAINS, CallTracing, RunPlugin, TestRunner, Toolchain
 from repogym.toolchains.pytest_report import parse_report
+from repogym.toolchains.runs import exec_or_lost as _exec_or_lost
+from repogym.toolchains.runs import salvaged as _salvaged
+from repogym.toolchains.runs import text_or_none as _text_or_none
 
 RECIPE_VERSION = "py-5"
 TEST_EXTRAS = ("test", "tests", "testing", "dev")
@@ -223,6 +225,9 @@ class PythonToolchain(Toolchain):
     def detect(self, repo: Path) -> bool:
         markers = ("pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", "tox.ini")
         return any((repo / m).exists() for m in markers) or any(_walk_py(repo))
+
+    def evidence(self, repo: Path) -> int:
+        return len(self.test_files(repo))
 
     def is_test_file(self, path: str) -> bool:
         p = Path(path)
@@ -452,29 +457,6 @@ class _RunFiles:
         return raw, cov, outputs
 
 
-def _exec_or_lost(sandbox: Sandbox, cmd: str, *, timeout: float,
-                  env: dict[str, str]) -> tuple[ExecResult, str]:
-    """Run the test command; when the sandbox breaks under it (the guard stopped it at a
-    limit, it was killed), say why instead of raising: what the run streamed until then is
-    still worth reading (:meth:`Sandbox.salvage`). The sandbox must then be reset."""
-    start = time.monotonic()
-    try:
-        return sandbox.exec(cmd, timeout=timeout, env=env), ""
-    except SandboxError as exc:
-        return ExecResult(exit_code=-9, stdout="", stderr=str(exc),
-                          duration=time.monotonic() - start), str(exc) or "the sandbox broke"
-
-
-def _salvaged(sandbox: Sandbox, path: str, lost: str) -> str:
-    """A file the run wrote ("" if it wrote none); from a broken sandbox when ``lost``."""
-    if lost:
-        data = sandbox.salvage(path)
-        if data is None and path.endswith(".jsonl"):
-            raise SandboxError(f"{lost} (and its test report could not be read)")
-        return (data or b"").decode("utf-8", errors="replace")
-    return _read_or_empty(sandbox, path).decode("utf-8", errors="replace")
-
-
 @dataclass(frozen=True)
 class PlacedPlugin:
     """A :class:`RunPlugin` as one run lays it out: module name, settings, output path."""
@@ -518,20 +500,6 @@ data_file = {data}
 [json]
 show_contexts = True
 """
-
-
-def _text_or_none(sandbox: Sandbox, path: str) -> str | None:
-    try:
-        return sandbox.read_file(path).decode("utf-8", errors="replace")
-    except FileNotFoundError:
-        return None
-
-
-def _read_or_empty(sandbox: Sandbox, path: str) -> bytes:
-    try:
-        return sandbox.read_file(path)
-    except FileNotFoundError:
-        return b""
 
 
 def parse_coverage(raw: bytes) -> CoverageMap:

@@ -56,6 +56,7 @@ from repogym.patches import changed_lines
 from repogym.sandboxes.base import APPLY_FALLBACKS
 from repogym.schemas.arrow import TaskRow
 from repogym.schemas.records import TimeLimits
+from repogym.toolchains.base import toolchain_for
 from repogym.toolchains.python import (
     EDITABLE_PREFIXES,
     INSTALL_METADATA,
@@ -178,8 +179,9 @@ class ContainerSpec(BaseModel):
 def protected_paths(row: TaskRow) -> set[str]:
     """Exact paths a candidate may not change: the files of the test patch and of every
     listed test, and the runner plugin modules (``verify``'s rule)."""
+    toolchain = toolchain_for(row.language)
     return set(changed_lines(row.test_patch)) | set(row.protected_files) | {
-        t.split("::")[0] for t in (*row.FAIL_TO_PASS, *row.PASS_TO_PASS)}
+        toolchain.test_file(t) for t in (*row.FAIL_TO_PASS, *row.PASS_TO_PASS)}
 
 
 @functools.cache

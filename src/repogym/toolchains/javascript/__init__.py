@@ -1,0 +1,190 @@
+"""JavaScript and TypeScript: npm, pnpm and yarn projects, tested with jest, vitest, mocha,
+uvu, ava, node-tap or node's own runner.
+
+Environment: the Node.js layer (:mod:`~repogym.toolchains.javascript.layer`) over the base
+image; the project's package manager (a pinned pnpm or yarn goes into the environment's
+``bin``); its dependencies installed from the lock file where there is one (``npm ci``,
+``pnpm install --frozen-lockfile``, ``yarn install --frozen-lockfile``), else resolved;
+``node_modules`` then lives outside the work tree, read-only (``EnvSpec.vendored``).
+
+A run calls the runner's own binary with repogym's reporter
+(:mod:`~repogym.toolchains.javascript.runners`), after the project's build when its tests
+read what the build makes (a ``pretest`` script that builds). The report's settings go
+through a file the reporter removes when it loads, so code under test finds neither the
+report's path nor the nonce in its environment.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import shlex
+import subprocess
+from pathlib import Path, PurePosixPath
+from typing import Collection, Sequence
+
+from repogym.errors import NoTestsError, SandboxError
+from repogym.layout import VENV
+from repogym.sandboxes.base import Sandbox
+from repogym.schemas.records import Checkout, EnvSpec, TestRun, TimeLimits
+from repogym.toolchains.base import TOOLCHAINS, RunPlugin, Toolchain
+from repogym.toolchains.javascript import files
+from repogym.toolchains.javascript.layer import node_layer
+from repogym.toolchains.javascript.project import Project, find_project
+from repogym.toolchains.javascript.report import parse_report, split_id
+from repogym.toolchains.javascript.runners import Invocation, runner_for
+from repogym.toolchains.runs import exec_or_lost, salvaged
+
+RECIPE_VERSION = "js-1"
+REPORTERS = "repogym.toolchains.javascript.reporters"
+# every run: no colours, CI behaviour (no watch mode, no interactive prompts), and nothing
+# from the environment that changes how node starts
+RUN_ENV = {"CI": "true", "FORCE_COLOR": "0", "NO_COLOR": "1", "NODE_OPTIONS": "",
+           "npm_config_update_notifier": "false"}
+CACHE_DIRS = ("~/.npm", "~/.cache", "~/.local/share/pnpm", "~/.yarn/berry/cache",
+              "~/.pnpm-store")
+
+
+class JavaScriptToolchain(Toolchain):
+    """Node.js projects in JavaScript or TypeScript."""
+
+    language = "javascript"
+    source_suffixes = files.SOURCE_SUFFIXES
+    not_runtime_names = files.NOT_RUNTIME_NAMES
+
+    def detect(self, repo: Path) -> bool:
+        project = Project.read(repo)
+        if project is None:
+            return False
+        try:
+            project.runner()
+        except NoTestsError:
+            return False
+        return True
+
+    def evidence(self, repo: Path) -> int:
+        return sum(1 for path in _tracked(repo) if self.is_test_file(path)
+                   and path.endswith(files.SOURCE_SUFFIXES))
+
+    def is_test_file(self, path: str) -> bool:
+        return files.is_test_file(path)
+
+    def test_file(self, test_id: str) -> str:
+        return split_id(test_id)[0]
+
+    def is_runtime_source(self, path: str) -> bool:
+        p = PurePosixPath(path)
+        return (super().is_runtime_source(path) and not files.is_declaration(path)
+                and not files.is_runner_file(path)
+                and not {"dist", "build", "coverage", "out"}.intersection(p.parts[:-1]))
+
+    def is_protected(self, path: str, *, added: bool = False) -> bool:
+        return self.is_test_file(path) or files.is_runner_file(path)
+
+    def env_spec(self, checkout: Checkout, base_image: str) -> EnvSpec:
+        project = find_project(checkout.path)
+        project.runner()  # raises NoTestsError naming what is missing
+        return EnvSpec(repo=checkout.name, commit=checkout.commit, base_image=base_image,
+                       toolchain="javascript", install_steps=tuple(install_steps(project)),
+                       recipe_version=RECIPE_VERSION, layer=node_layer(),
+                       vendored=("node_modules",))
+
+    def run_tests(
+        self, sandbox: Sandbox, *, timeout: float, select: Sequence[str] | None = None,
+        plugins: Sequence[RunPlugin] = (), limits: TimeLimits | None = None,
+        exclude: Sequence[str] = (), allowed_changes: Collection[str] | None = (),
+        check_runner: bool = True, exitfirst: bool = False, collect: Sequence[str] = (),
+    ) -> TestRun:
+        project = _project_in(sandbox)
+        name = project.runner()
+        runner = runner_for(name)
+        scratch = sandbox.scratch_path()
+        report = f"{scratch}/r-{secrets.token_hex(8)}.jsonl"
+        nonce = secrets.token_hex(16)
+        config = f"{scratch}/c-{secrets.token_hex(8)}.json"
+        for reporter in ("rg-common.cjs", runner.reporter):
+            sandbox.write_file(f"{scratch}/{reporter}", reporter_source(reporter))
+        sandbox.write_file(config, json.dumps({"report": report, "nonce": nonce,
+                                               "root": sandbox.repo_dir}))
+        inv = Invocation(scratch=scratch, project_args=tuple(project.runner_args(name)),
+                         select=select, exclude=exclude, collect=collect, limits=limits,
+                         exitfirst=exitfirst)
+        cmd = runner.command(inv)
+        build = project.build_script()
+        if build:
+            cmd = f"npm run --silent {shlex.quote(build)} && {cmd}"
+        result, lost = exec_or_lost(sandbox, cmd, timeout=timeout,
+                                    env={**RUN_ENV, "REPOGYM_JS_CONFIG": config})
+        try:
+            raw = salvaged(sandbox, report, lost)
+        except SandboxError:
+            raise
+        if not lost:
+            sandbox.exec(["rm", "-rf", scratch], timeout=30)
+        log = (result.stdout + result.stderr)[-4000:]
+        run = parse_report(raw, nonce=nonce, exit_code=result.exit_code,
+                           duration=result.duration, timed_out=result.timed_out, log_tail=log)
+        return run.model_copy(update={"sandbox_lost": lost})
+
+
+def install_steps(project: Project) -> list[str]:
+    """The install recipe: the package manager, the dependencies (from the lock file when
+    there is one, resolved when it does not fit), then the package managers' caches
+    dropped (they are not part of the environment)."""
+    pm = project.package_manager()
+    steps: list[str] = []
+    if pm.name in ("pnpm", "yarn"):
+        package = pm.name if pm.name == "pnpm" or pm.version.startswith("1") or not pm.version \
+            else "@yarnpkg/cli-dist"
+        version = pm.version or ("9" if pm.name == "pnpm" else "1")
+        steps.append(f"npm install -g --prefix {VENV} {shlex.quote(f'{package}@{version}')}")
+    if pm.name == "pnpm":
+        steps.append("pnpm install --frozen-lockfile || pnpm install --no-frozen-lockfile")
+    elif pm.name == "yarn" and (not pm.version or pm.version.startswith("1")):
+        steps.append("yarn install --frozen-lockfile --non-interactive || "
+                     "yarn install --non-interactive")
+    elif pm.name == "yarn":
+        steps.append("yarn install --immutable || yarn install")
+    elif pm.lock_file:
+        steps.append("npm ci || npm install")
+    else:
+        steps.append("npm install")
+    build = project.build_script()
+    if build:  # the tests read what it builds: it must build here (and runs before each run)
+        steps.append(f"npm run --silent {shlex.quote(build)}")
+    steps.append("rm -rf " + " ".join(CACHE_DIRS))
+    return steps
+
+
+def reporter_source(name: str) -> str:
+    from importlib import resources
+
+    return resources.files(REPORTERS).joinpath(name).read_text()
+
+
+def _project_in(sandbox: Sandbox) -> Project:
+    """The project as the sandbox's work tree has it now.
+
+    Raises:
+        NoTestsError: its package.json is missing or unreadable.
+    """
+    try:
+        text = sandbox.read_file(f"{sandbox.repo_dir}/package.json").decode("utf-8")
+        data = json.loads(text)
+    except (FileNotFoundError, ValueError, UnicodeDecodeError) as exc:
+        raise NoTestsError(f"no readable package.json in the sandbox: {exc}") from None
+    return Project(Path(sandbox.repo_dir), data if isinstance(data, dict) else {})
+
+
+def _tracked(repo: Path) -> list[str]:
+    try:
+        out = subprocess.run(["git", "ls-files", "-z"], cwd=repo, capture_output=True,
+                             check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return []
+    return [p for p in out.decode("utf-8", "surrogateescape").split("\0") if p]
+
+
+TOOLCHAINS.register("javascript")(JavaScriptToolchain)
+
+__all__ = ["JavaScriptToolchain", "install_steps"]
