@@ -26,6 +26,32 @@ calls       swap_arguments      ``f(a, b)`` -> ``f(b, a)``
 calls       break_call_chain    ``s.strip().lower()`` -> ``s.strip()``
 ==========  ==================  ==========================================================
 
+The ``ecmascript`` family (JavaScript, TypeScript, TSX; package
+:mod:`repogym.generators.mutators.ecmascript`):
+
+==========  =====================  =======================================================
+module      name                   bug
+==========  =====================  =======================================================
+operators   js_comparison_flip     ``<``↔``>=``, ``>``↔``<=``, ``===``↔``!==``, ``==``↔``!=``
+operators   js_arithmetic_swap     ``+``↔``-``, ``*``↔``/``, ``%``→``*`` (not string ``+``)
+operators   js_logical_swap        ``&&``↔``||``, ``??``→``||`` (and ``&&=``, ``||=``, ``??=``)
+operators   js_update_flip         ``i++``↔``i--`` inside a loop
+conditions  js_negate_condition    ``if (c)`` -> ``if (!c)`` (also while/do-while/ternary)
+conditions  js_invert_if_else      the if and else branches trade places
+literals    js_off_by_one          ``n`` -> ``n±1`` in comparisons, indexes, ``.slice()``...
+literals    js_constant_swap       ``true``↔``false``
+literals    js_change_default      a default: ``true``↔``false``, ``n+1``, ``""``
+statements  js_remove_statement    a call, assignment or ``delete`` statement is dropped
+statements  js_remove_return       an early ``return`` (inside an if/loop/try) is dropped
+statements  js_return_value        ``return x`` -> ``return undefined`` (also ``=> x``)
+blocks      js_remove_conditional  an ``if`` without else is dropped with its body
+blocks      js_remove_loop         a ``for``/``for-of``/``for-in``/``while`` loop is dropped
+blocks      js_swap_statements     two adjacent dependent statements trade places
+exceptions  js_remove_try          ``try`` unwrapped: body and finally; no ``catch``
+calls       js_swap_arguments      ``f(a, b)`` -> ``f(b, a)``
+calls       js_break_call_chain    ``s.trim().toLowerCase()`` -> ``s.trim()``
+==========  =====================  =======================================================
+
 The contract is :class:`~repogym.generators.mutators.base.Mutator`; what counts as
 runtime code is in :mod:`repogym.generators.mutators.runtime`; the text edits shared by
 statement-level mutators are in :mod:`repogym.generators.mutators.edits`.
@@ -40,8 +66,9 @@ from repogym.generators.mutators import (  # noqa: I001 - grammars before their 
     literals,
     operators,
     statements,
+    ecmascript,
 )
 from repogym.generators.mutators.base import MUTATORS, Mutator, NodeMutator, Site
 
 __all__ = ["MUTATORS", "Mutator", "NodeMutator", "Site", "python_grammar", "blocks", "calls", "conditions",
-           "exceptions", "literals", "operators", "statements"]
+           "ecmascript", "exceptions", "literals", "operators", "statements"]
