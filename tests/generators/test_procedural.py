@@ -22,7 +22,7 @@ from repogym.generators.procedural import (
     runtime_sources,
 )
 from repogym.toolchains.python import PythonToolchain
-from tests.generators.test_mutators import CORPUS, OFF_LIMITS
+from tests.generators.test_mutators import CORPUS, OFF_LIMITS, PYTHON_KINDS
 
 
 def _module(i: int) -> str:
@@ -186,7 +186,7 @@ def test_cap_respected(repo: Path) -> None:
 
 
 def test_kinds_take_turns(repo: Path) -> None:
-    kinds = MUTATORS.names()
+    kinds = PYTHON_KINDS
     found = generate(repo, max_candidates=3 * len(kinds), per_function=10)
     for start in range(0, len(found), len(kinds)):
         assert [m.mutator for m in found[start:start + len(kinds)]] == kinds
@@ -250,8 +250,8 @@ def test_mutation_is_frozen(repo: Path) -> None:
 
 
 def test_bug_patch_applies_and_gold_patch_reverts(repo: Path) -> None:
-    found = generate(repo, max_candidates=len(MUTATORS.names()) + 5)
-    assert {m.mutator for m in found} == set(MUTATORS.names())
+    found = generate(repo, max_candidates=len(PYTHON_KINDS) + 5)
+    assert {m.mutator for m in found} == set(PYTHON_KINDS)
     for m in found:
         target = repo / m.path
         git_apply(repo, m.bug_patch)
@@ -274,8 +274,8 @@ def test_smoke_on_a_real_library(make_git_repo: Callable[..., Path], tmp_path: P
     assert len(sources) > 50
     per_kind = 6  # every kind finds far more in rich; more only makes the test slower
     found = generate_mutations(root, sources, seed=1,
-                               max_candidates=len(MUTATORS.names()) * per_kind)
-    assert Counter(m.mutator for m in found) == {kind: per_kind for kind in MUTATORS.names()}
+                               max_candidates=len(PYTHON_KINDS) * per_kind)
+    assert Counter(m.mutator for m in found) == {kind: per_kind for kind in PYTHON_KINDS}
     originals: dict[tuple[str, bool], list[str]] = {}
     for m in found:
         assert parses_cleanly(m.mutated.encode()), m.bug_patch

@@ -188,7 +188,7 @@ class Judge:
         broken and the gold state (one run of the F2P tests in each)."""
         f2p = verdict.fail_to_pass
         ev = StatementEvidence(
-            fail_to_pass=f2p, messages={t: broken.results[t].message for t in f2p
+            fail_to_pass=f2p, language=self.toolchain.language, messages={t: broken.results[t].message for t in f2p
                                         if t in broken.results},
             hung=tuple(t for t in f2p if t in broken.results and broken.results[t].timed_out))
         if verdict.status is not Status.accept:

@@ -203,6 +203,19 @@ class CallTrace(Record):
         return self.calls.get(test, ())
 
 
+class FailureReading(Record):
+    """What one failed check says, as the toolchain reads its runner's message: the
+    expression the test checked (as written), what it gave and what it should have given,
+    or that it raised, did not raise, or never finished."""
+
+    call: str | None = None
+    actual: str | None = None
+    expected: str | None = None
+    raises: str | None = None
+    should_raise: str | None = None
+    hangs: bool = False
+
+
 class StatementEvidence(Record):
     """Everything a statement writer may know about a task's failing tests.
 
@@ -213,6 +226,7 @@ class StatementEvidence(Record):
     """
 
     fail_to_pass: tuple[str, ...]
+    language: str = "python"  # whose toolchain reads the messages
     messages: dict[str, str] = Field(default_factory=dict)
     broken: CallTrace | None = None
     gold: CallTrace | None = None

@@ -14,7 +14,7 @@ from typing import Any, Callable, ClassVar, Collection, Mapping, Protocol, Seque
 
 from repogym.registry import Registry
 from repogym.sandboxes.base import Sandbox
-from repogym.schemas.calls import CallTrace
+from repogym.schemas.calls import CallTrace, FailureReading
 from repogym.schemas.records import Checkout, CoverageMap, EnvSpec, TestRun, TimeLimits
 
 
@@ -171,6 +171,12 @@ class Toolchain(ABC):
         """How to record what ``tests`` call into the functions ``gold_patch`` changes, in
         the sandbox's current state (the broken one: the gold patch's old side), or None
         when the toolchain cannot trace calls (statements then rest on failure messages)."""
+        return None
+
+    def read_failure(self, message: str, test_id: str,
+                     sources: Mapping[str, str]) -> FailureReading | None:
+        """What a failed test's message shows, read in the runner's own terms (None: the
+        statement writer's generic reading applies). ``sources``: the test files' texts."""
         return None
 
     def coverage(self, sandbox: Sandbox, *, timeout: float,

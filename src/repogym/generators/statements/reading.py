@@ -18,6 +18,7 @@ from repogym.generators.statements.sources import source_call, source_side
 from repogym.generators.statements.traces import from_record, traced, traced_call, traced_side
 from repogym.generators.statements.values import display
 from repogym.schemas.calls import StatementEvidence
+from repogym.toolchains.base import toolchain_for
 
 
 def observe(test: str, ev: StatementEvidence) -> Observed | None:
@@ -64,6 +65,8 @@ def _oriented(comparison: Comparison, test: str, ev: StatementEvidence) -> Obser
 
 def _from_message(test: str, ev: StatementEvidence) -> Observed | None:
     """The behaviour the failure message shows, with the call that made it when known."""
+    if ev.language != "python":
+        return _from_toolchain(test, ev)
     read = read_message(ev.messages.get(test, ""))
     if read is None:
         return Observed(hangs=True) if test in ev.hung else None
@@ -77,6 +80,21 @@ def _from_message(test: str, ev: StatementEvidence) -> Observed | None:
     if test in ev.hung:
         observed = replace(observed, hangs=True, raises=None)
     return observed
+
+
+def _from_toolchain(test: str, ev: StatementEvidence) -> Observed | None:
+    """The behaviour the message shows, as the task's toolchain reads its runner's words."""
+    read = toolchain_for(ev.language).read_failure(ev.messages.get(test, ""), test,
+                                                   ev.test_sources)
+    if read is None:
+        return Observed(hangs=True) if test in ev.hung else None
+    call = display(read.call) if read.call else None
+    if read.hangs or test in ev.hung:
+        return Observed(call=call, hangs=True)
+    if read.actual is not None and read.expected is not None:
+        return Observed(call=call, returns=display(read.actual),
+                        should_return=display(read.expected))
+    return Observed(call=call, raises=read.raises, should_raise=read.should_raise)
 
 
 def _checked_call(observed: Observed, test: str, ev: StatementEvidence) -> str | None:

@@ -21,14 +21,16 @@ import secrets
 import shlex
 import subprocess
 from pathlib import Path, PurePosixPath
-from typing import Collection, Sequence
+from typing import Collection, Mapping, Sequence
 
 from repogym.errors import NoTestsError, SandboxError
 from repogym.layout import VENV
 from repogym.sandboxes.base import Sandbox
+from repogym.schemas.calls import FailureReading
 from repogym.schemas.records import Checkout, EnvSpec, TestRun, TimeLimits
 from repogym.toolchains.base import TOOLCHAINS, RunPlugin, Toolchain
 from repogym.toolchains.javascript import files
+from repogym.toolchains.javascript.failures import read_failure
 from repogym.toolchains.javascript.layer import node_layer
 from repogym.toolchains.javascript.project import Project, find_project
 from repogym.toolchains.javascript.report import parse_report, split_id
@@ -71,6 +73,10 @@ class JavaScriptToolchain(Toolchain):
 
     def test_file(self, test_id: str) -> str:
         return split_id(test_id)[0]
+
+    def read_failure(self, message: str, test_id: str,
+                     sources: Mapping[str, str]) -> FailureReading | None:
+        return read_failure(message, self.test_file(test_id), sources)
 
     def is_runtime_source(self, path: str) -> bool:
         p = PurePosixPath(path)

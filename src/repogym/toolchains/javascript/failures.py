@@ -1,0 +1,144 @@
+"""Reading JavaScript test failures for a problem statement: what was checked, what it gave,
+what it should have given.
+
+The runners' messages say which side is which, unlike a bare ``a == b``:
+
+* jest and vitest's ``expect``: ``Expected: X`` / ``Received: Y`` (received is computed);
+  ``Received function did not throw``; ``expect(received).toBeTruthy()``;
+* node's ``assert`` (mocha, node's runner, tap): ``Expected values to be strictly equal:``
+  then ``actual !== expected``, or the ``+ actual - expected`` diff; ``Missing expected
+  exception``;
+* chai: ``expected X to equal Y`` (X computed); uvu: ``Expected values to be ... (is)``
+  with ``++actual`` / ``--expected`` lines; ava: ``Difference (- actual, + expected)``.
+
+The expression checked comes from the test's source, at the line the message's code frame
+(``> 159 |``) or stack (``test/x.js:159:14``) points at: the first argument of
+``expect(...)``, ``assert.X(...)``, ``t.is(...)``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from repogym.schemas.calls import FailureReading
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_EXPECTED = re.compile(r"^\s*Expected(?: value)?:\s*(.+)$", re.M)
+_RECEIVED = re.compile(r"^\s*Received(?: value)?:\s*(.+)$", re.M)
+_NODE_STRICT = re.compile(r"Expected values to be (?:strictly |loosely )?(?:deep-)?equal:?\s*\n+"
+                          r"\s*(.+?)\s+(!==|!=)\s+(.+?)\s*$", re.M)
+_NODE_DIFF = re.compile(r"^\+ actual - expected", re.M)
+_CHAI = re.compile(r"expected (.+?) to (?:deeply )?(?:equal|be|eql|strictly equal) (.+?)$", re.M)
+_UVU_IS = re.compile(r"^\s*\+\+(.+?)\s*\(Actual\)\s*$\n^\s*--(.+?)\s*\(Expected\)\s*$", re.M)
+_NOT_THROWN = re.compile(r"Received function did not throw|Missing expected exception|"
+                         r"Expected function to throw|did not throw", re.I)
+_TIMEOUT = re.compile(r"Exceeded timeout of \d+ ?ms|timed out in \d+ ?ms|Timeout of \d+ ?ms "
+                      r"exceeded", re.I)
+_ERROR = re.compile(r"^\s*(?:Uncaught )?([A-Z]\w*(?:Error|Exception))(?: \[\w+\])?:\s*(.*)$", re.M)
+_FRAME = re.compile(r"^\s*>\s*(\d+)\s*\|", re.M)
+_CHECKED = re.compile(
+    r"(?:expect\s*\(|assert(?:\.\w+)?\s*\(|\bt\.(?:is|deepEqual|true|false|like|not|throws)"
+    r"\s*\()")
+
+
+def read_failure(message: str, file: str, sources: Mapping[str, str]) -> FailureReading | None:
+    """What a failed test's ``message`` shows (None: nothing readable); ``file`` is the test's
+    file and ``sources`` the test files' texts, for the expression it checked."""
+    text = ANSI.sub("", message or "")
+    if not text.strip():
+        return None
+    call = checked_expression(text, file, sources)
+    if _TIMEOUT.search(text):
+        return FailureReading(call=call, hangs=True)
+    if _NOT_THROWN.search(text):
+        return FailureReading(call=call, should_raise="an error")
+    compared = _compared(text)
+    if compared is not None:
+        actual, expected = compared
+        return FailureReading(call=call, actual=actual, expected=expected)
+    if m := _ERROR.search(text):
+        if m.group(1) not in ("AssertionError",):
+            return FailureReading(call=call, raises=f"{m.group(1)}: {m.group(2).strip()}"
+                                  if m.group(2).strip() else m.group(1))
+    return None
+
+
+def _compared(text: str) -> tuple[str, str] | None:
+    """(actual, expected) as the message gives them, or None."""
+    expected, received = _EXPECTED.search(text), _RECEIVED.search(text)
+    if expected and received:
+        return received.group(1).strip(), expected.group(1).strip()
+    if m := _NODE_STRICT.search(text):
+        return m.group(1).strip(), m.group(3).strip()
+    if _NODE_DIFF.search(text):
+        return _plus_minus(text)
+    if m := _UVU_IS.search(text):
+        return m.group(1).strip(), m.group(2).strip()
+    if m := _CHAI.search(text):
+        return m.group(1).strip(), m.group(2).strip()
+    return None
+
+
+def _plus_minus(text: str) -> tuple[str, str] | None:
+    """node's ``+ actual - expected`` diff when each side is one line."""
+    body = text[_NODE_DIFF.search(text).end():] if _NODE_DIFF.search(text) else text
+    plus = [ln[2:].strip() for ln in body.splitlines() if ln.startswith("+ ")]
+    minus = [ln[2:].strip() for ln in body.splitlines() if ln.startswith("- ")]
+    if len(plus) == 1 and len(minus) == 1:
+        return plus[0], minus[0]
+    return None
+
+
+def checked_expression(message: str, file: str, sources: Mapping[str, str]) -> str | None:
+    """The first argument of the check at the line the message points at, in ``file``."""
+    source = sources.get(file)
+    if not source:
+        return None
+    line = _line_of(message, file)
+    if line is None:
+        return None
+    lines = source.splitlines()
+    if not 1 <= line <= len(lines):
+        return None
+    text = " ".join(part.strip() for part in lines[line - 1:line + 2])
+    m = _CHECKED.search(text)
+    if m is None:
+        return None
+    return _first_argument(text[m.end():])
+
+
+def _line_of(message: str, file: str) -> int | None:
+    if m := _FRAME.search(message):
+        return int(m.group(1))
+    base = re.escape(file.rsplit("/", 1)[-1])
+    if m := re.search(rf"{base}:(\d+):\d+", message):
+        return int(m.group(1))
+    return None
+
+
+def _first_argument(rest: str) -> str | None:
+    """The text up to the first top-level ``,`` or the closing ``)``."""
+    depth, quote, out = 0, "", []
+    for ch in rest:
+        if quote:
+            out.append(ch)
+            if ch == quote:
+                quote = ""
+            continue
+        if ch in "'\"`":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            if depth == 0:
+                break
+            depth -= 1
+        elif ch == "," and depth == 0:
+            break
+        out.append(ch)
+    arg = "".join(out).strip()
+    return arg if arg and len(arg) <= 200 else None
+
+
+__all__ = ["checked_expression", "read_failure"]
