@@ -27,9 +27,10 @@ from repogym.errors import NoTestsError, SandboxError
 from repogym.layout import VENV
 from repogym.sandboxes.base import Sandbox
 from repogym.schemas.calls import FailureReading
-from repogym.schemas.records import Checkout, EnvSpec, TestRun, TimeLimits
+from repogym.schemas.records import Checkout, CoverageMap, EnvSpec, TestRun, TimeLimits
 from repogym.toolchains.base import TOOLCHAINS, RunPlugin, Toolchain
 from repogym.toolchains.javascript import files
+from repogym.toolchains.javascript.coverage import coverage_tools_steps
 from repogym.toolchains.javascript.failures import read_failure
 from repogym.toolchains.javascript.layer import node_layer
 from repogym.toolchains.javascript.project import Project, find_project
@@ -95,6 +96,14 @@ class JavaScriptToolchain(Toolchain):
                        recipe_version=RECIPE_VERSION, layer=node_layer(),
                        vendored=("node_modules",))
 
+    def coverage(self, sandbox: Sandbox, *, timeout: float,
+                 select: Sequence[str] | None = None) -> CoverageMap | None:
+        """Per-test-file line coverage (see :mod:`repogym.toolchains.javascript.coverage`)."""
+        from repogym.toolchains.javascript.coverage import coverage_map
+
+        return coverage_map(self, sandbox, _project_in(sandbox), timeout=timeout,
+                            select=select)
+
     def run_tests(
         self, sandbox: Sandbox, *, timeout: float, select: Sequence[str] | None = None,
         plugins: Sequence[RunPlugin] = (), limits: TimeLimits | None = None,
@@ -155,6 +164,7 @@ def install_steps(project: Project) -> list[str]:
         steps.append("npm ci || npm install")
     else:
         steps.append("npm install")
+    steps += coverage_tools_steps(project)
     build = project.build_script()
     if build:  # the tests read what it builds: it must build here (and runs before each run)
         steps.append(f"npm run --silent {shlex.quote(build)}")
