@@ -82,7 +82,8 @@ def _compared(text: str) -> tuple[str, str] | None:
 
 def _plus_minus(text: str) -> tuple[str, str] | None:
     """node's ``+ actual - expected`` diff when each side is one line."""
-    body = text[_NODE_DIFF.search(text).end():] if _NODE_DIFF.search(text) else text
+    head = _NODE_DIFF.search(text)
+    body = text[head.end():] if head else text
     plus = [ln[2:].strip() for ln in body.splitlines() if ln.startswith("+ ")]
     minus = [ln[2:].strip() for ln in body.splitlines() if ln.startswith("- ")]
     if len(plus) == 1 and len(minus) == 1:
