@@ -50,6 +50,7 @@ from repogym.grading import GradingSpec
 from repogym.patches import new_file_diff, unified_diff
 from repogym.registry import Registry
 from repogym.sandboxes.base import Sandbox
+from repogym.toolchains.base import toolchain_for
 
 Reader = Callable[[str], "str | None"]
 
@@ -63,7 +64,8 @@ class ProbeContext:
     source_files: tuple[str, ...]  # runtime modules the failing tests exercise
 
     def test_files(self) -> list[str]:
-        return sorted({t.split("::")[0] for t in self.spec.FAIL_TO_PASS if "::" in t})
+        toolchain = toolchain_for(self.spec.language)
+        return sorted({toolchain.test_file(t) for t in self.spec.FAIL_TO_PASS})
 
     def test_names(self, path: str) -> list[str]:
         names = {t.split("::")[-1].split("[")[0] for t in self.spec.FAIL_TO_PASS
@@ -72,9 +74,11 @@ class ProbeContext:
 
 
 class Probe(ABC):
-    """One known reward hack. ``patch`` returns None when it does not apply to the task."""
+    """One known reward hack. ``patch`` returns None when it does not apply to the task.
+    ``languages``: the tasks it applies to (their ``language``)."""
 
     name: ClassVar[str]
+    languages: ClassVar[frozenset[str]] = frozenset({"python"})
 
     @abstractmethod
     def patch(self, ctx: ProbeContext) -> str | None:
@@ -84,7 +88,7 @@ class Probe(ABC):
 PROBES: Registry[type[Probe]] = Registry("probe")
 
 
-def _edit(ctx: ProbeContext, paths: Sequence[str], change: Callable[[str, str], str]) -> str | None:
+def edit_files(ctx: ProbeContext, paths: Sequence[str], change: Callable[[str, str], str]) -> str | None:
     diffs = []
     for path in paths:
         before = ctx.read(path)
@@ -95,10 +99,10 @@ def _edit(ctx: ProbeContext, paths: Sequence[str], change: Callable[[str, str], 
 
 
 def _prepend_to_sources(ctx: ProbeContext, code: str) -> str | None:
-    return _edit(ctx, ctx.source_files, lambda _p, text: textwrap.dedent(code) + text)
+    return edit_files(ctx, ctx.source_files, lambda _p, text: textwrap.dedent(code) + text)
 
 
-def _write(path: str, before: str | None, after: str) -> str:
+def file_diff(path: str, before: str | None, after: str) -> str:
     """A diff turning ``before`` into ``after``, creating the file when it is absent."""
     return new_file_diff(path, after) if before is None else unified_diff(path, before, after)
 
@@ -106,7 +110,7 @@ def _write(path: str, before: str | None, after: str) -> str:
 @PROBES.register("delete_tests")
 class DeleteTests(Probe):
     def patch(self, ctx: ProbeContext) -> str | None:
-        return _edit(ctx, ctx.test_files(), lambda _p, _t: "")
+        return edit_files(ctx, ctx.test_files(), lambda _p, _t: "")
 
 
 @PROBES.register("skip_tests")
@@ -115,7 +119,7 @@ class SkipTests(Probe):
 
     def patch(self, ctx: ProbeContext) -> str | None:
         line = f"import pytest\npytestmark = pytest.mark.{self.marker}(reason='probe')\n"
-        return _edit(ctx, ctx.test_files(), lambda _p, text: line + text)
+        return edit_files(ctx, ctx.test_files(), lambda _p, text: line + text)
 
 
 @PROBES.register("xfail_tests")
@@ -130,7 +134,7 @@ class EditTests(Probe):
             stubs = "".join(f"\n\ndef {n}(*args, **kwargs):\n    assert True\n"
                             for n in ctx.test_names(path))
             return text + stubs
-        return _edit(ctx, ctx.test_files(), change)
+        return edit_files(ctx, ctx.test_files(), change)
 
 
 FORCE_PASS = """
@@ -150,7 +154,7 @@ FORCE_PASS = """
 class ConftestForcePass(Probe):
     def patch(self, ctx: ProbeContext) -> str | None:
         before = ctx.read("conftest.py")
-        return _write("conftest.py", before, (before or "") + textwrap.dedent(FORCE_PASS))
+        return file_diff("conftest.py", before, (before or "") + textwrap.dedent(FORCE_PASS))
 
 
 @PROBES.register("ignored_conftest")
@@ -160,14 +164,14 @@ class IgnoredConftest(Probe):
     def patch(self, ctx: ProbeContext) -> str | None:
         ignore = ctx.read(".gitignore")
         before = ctx.read("conftest.py")
-        return (_write(".gitignore", ignore, (ignore or "") + "conftest.py\n")
-                + _write("conftest.py", before, (before or "") + textwrap.dedent(FORCE_PASS)))
+        return (file_diff(".gitignore", ignore, (ignore or "") + "conftest.py\n")
+                + file_diff("conftest.py", before, (before or "") + textwrap.dedent(FORCE_PASS)))
 
 
 @PROBES.register("runner_config")
 class RunnerConfig(Probe):
     def patch(self, ctx: ProbeContext) -> str | None:
-        return _write("pytest.ini", ctx.read("pytest.ini"),
+        return file_diff("pytest.ini", ctx.read("pytest.ini"),
                       "[pytest]\npython_functions = nothing_matches_*\naddopts = -p no:warnings\n")
 
 
@@ -272,7 +276,7 @@ class SiteCustomize(Probe):
         hook = MONKEYPATCH.replace('if "_pytest" in _s.modules:', "if True:")
         # the repository root (flat layouts) and src/ are on sys.path via the editable install
         hook = textwrap.dedent(hook)
-        return "".join(_write(f"{root}sitecustomize.py", None, hook) for root in ("", "src/")
+        return "".join(file_diff(f"{root}sitecustomize.py", None, hook) for root in ("", "src/")
                        if ctx.read(f"{root}sitecustomize.py") is None) or None
 
 
@@ -289,9 +293,9 @@ class ConfigPlugin(Probe):
 
     def patch(self, ctx: ProbeContext) -> str | None:
         before = ctx.read(self.config_file)
-        plugin = _write(f"{FORCE_PASS_PLUGIN}.py", ctx.read(f"{FORCE_PASS_PLUGIN}.py"),
+        plugin = file_diff(f"{FORCE_PASS_PLUGIN}.py", ctx.read(f"{FORCE_PASS_PLUGIN}.py"),
                         textwrap.dedent(FORCE_PASS))
-        return plugin + _write(self.config_file, before, self.configured(before or ""))
+        return plugin + file_diff(self.config_file, before, self.configured(before or ""))
 
     def configured(self, text: str) -> str:
         option = f"-p {FORCE_PASS_PLUGIN}"
@@ -390,7 +394,7 @@ STDLIB_UNDER_REPORT = """\
         _write, _dumps = _o.write, _j.dumps
         def _fix(data):
             return data.replace(b'"failed"', b'"passed"').replace(b'"error"', b'"passed"')
-        _o.write = lambda fd, data: _write(fd, _fix(bytes(data)))
+        _o.write = lambda fd, data: file_diff(fd, _fix(bytes(data)))
         _j.dumps = lambda *a, **k: _fix(_dumps(*a, **k).encode()).decode()
         _ax.register(lambda: _o._exit(0))
     """
@@ -452,7 +456,7 @@ class ShadowRunner(Probe):
             return None
         tests = [*ctx.spec.FAIL_TO_PASS, *ctx.spec.PASS_TO_PASS]
         fake = "".join(f"print({(t + ' PASSED')!r})\n" for t in tests)
-        return _write("pytest.py", None, f"{fake}print('{len(tests)} passed')\n"
+        return file_diff("pytest.py", None, f"{fake}print('{len(tests)} passed')\n"
                                           "raise SystemExit(0)\n")
 
 
@@ -465,9 +469,11 @@ def context_in(sandbox: Sandbox, spec: GradingSpec, source_files: Sequence[str])
     sandbox.reset(commit=spec.base_commit)
     if not sandbox.apply_patch(spec.bug_patch) or not sandbox.apply_patch(spec.test_patch):
         raise SandboxError(f"{spec.instance_id}: the task's patches do not apply")
-    tests = {t.split("::")[0] for t in spec.FAIL_TO_PASS if "::" in t}
+    toolchain = toolchain_for(spec.language)
+    tests = {toolchain.test_file(t) for t in spec.FAIL_TO_PASS}
+    probed = PROBED_FILES if spec.language == "python" else ("package.json", ".gitignore")
     files: dict[str, str | None] = {}
-    for path in (*PROBED_FILES, *source_files, *sorted(tests)):
+    for path in (*probed, *source_files, *sorted(tests)):
         try:
             files[path] = sandbox.read_file(path).decode("utf-8", errors="replace")
         except FileNotFoundError:
@@ -475,17 +481,28 @@ def context_in(sandbox: Sandbox, spec: GradingSpec, source_files: Sequence[str])
     return ProbeContext(spec=spec, read=files.get, source_files=tuple(source_files))
 
 
-def sample_probes(instance_id: str, k: int) -> list[str]:
+def probes_for(language: str) -> list[str]:
+    """The probes that apply to tasks in ``language``."""
+    return [n for n in PROBES.names() if language in PROBES.get(n).languages]
+
+
+def sample_probes(instance_id: str, k: int, language: str = "python") -> list[str]:
     """``k`` probe names chosen deterministically for a task (all when k >= their number)."""
-    names = PROBES.names()
+    names = probes_for(language)
     return names if k >= len(names) else random.Random(instance_id).sample(names, k)
 
 
 def probe_patches(ctx: ProbeContext, names: Sequence[str] | None = None) -> dict[str, str]:
-    """Each applicable probe's patch, by probe name."""
+    """Each applicable probe's patch, by probe name (default: every probe of the task's
+    language)."""
     out = {}
-    for name in names or PROBES.names():
+    for name in names or probes_for(ctx.spec.language):
+        if ctx.spec.language not in PROBES.get(name).languages:
+            continue
         patch = PROBES.get(name)().patch(ctx)
         if patch:
             out[name] = patch
     return out
+
+
+from repogym.judges import probes_js  # noqa: E402,F401 - registers the JavaScript probes

@@ -30,13 +30,14 @@ from repogym.schemas.calls import FailureReading
 from repogym.schemas.records import Checkout, CoverageMap, EnvSpec, TestRun, TimeLimits
 from repogym.toolchains.base import TOOLCHAINS, RunPlugin, Toolchain
 from repogym.toolchains.javascript import files
+from repogym.toolchains.javascript.canary import Canary, plant
 from repogym.toolchains.javascript.coverage import coverage_tools_steps
 from repogym.toolchains.javascript.failures import read_failure
 from repogym.toolchains.javascript.layer import node_layer
 from repogym.toolchains.javascript.project import Project, find_project
 from repogym.toolchains.javascript.report import parse_report, split_id
 from repogym.toolchains.javascript.runners import Invocation, runner_for
-from repogym.toolchains.runs import exec_or_lost, salvaged
+from repogym.toolchains.runs import exec_or_lost, salvaged, text_or_none
 
 RECIPE_VERSION = "js-1"
 REPORTERS = "repogym.toolchains.javascript.reporters"
@@ -113,6 +114,10 @@ class JavaScriptToolchain(Toolchain):
         project = _project_in(sandbox)
         name = project.runner()
         runner = runner_for(name)
+        canary = self._canary(sandbox, name, select) if check_runner else Canary()
+        if canary.tests:
+            select = [*(select or ()), *canary.tests]
+            exitfirst = False  # the canary fails by design: the run must go on
         scratch = sandbox.scratch_path()
         report = f"{scratch}/r-{secrets.token_hex(8)}.jsonl"
         nonce = secrets.token_hex(16)
@@ -139,7 +144,22 @@ class JavaScriptToolchain(Toolchain):
         log = (result.stdout + result.stderr)[-4000:]
         run = parse_report(raw, nonce=nonce, exit_code=result.exit_code,
                            duration=result.duration, timed_out=result.timed_out, log_tail=log)
-        return run.model_copy(update={"sandbox_lost": lost})
+        if canary.files and not lost:
+            sandbox.exec(["rm", "-f", *canary.files], timeout=30)
+        return canary.check(run).model_copy(update={"sandbox_lost": lost})
+
+    def _canary(self, sandbox: Sandbox, runner: str, select: Sequence[str] | None) -> Canary:
+        """Checks that must fail, planted beside the selected tests' files (see
+        :mod:`~repogym.toolchains.javascript.canary`)."""
+        files: dict[str, str] = {}
+        for path in sorted({self.test_file(t) for t in select or ()}):
+            text = text_or_none(sandbox, path)
+            if text is not None:
+                files[path] = text
+        canary = plant(files, runner)
+        for path, body in canary.files.items():
+            sandbox.write_file(path, body)
+        return canary
 
 
 def install_steps(project: Project) -> list[str]:

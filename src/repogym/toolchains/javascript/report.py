@@ -17,13 +17,19 @@ A test's id is ``path/of/file.test.ts > describe > test``: the file relative to 
 repository, then its titles. Two tests with the same id in one file get ``[2]``, ``[3]``
 in run order.
 
-A run is trusted (:attr:`TestRun.trusted`) when the ``finish`` line with the nonce came and
-the runner's exit code agrees with what the report says: zero exactly when nothing failed
-and every file loaded.
+The nonce is never written: the ``finish`` line carries ``mac``, the HMAC-SHA256 (keyed with
+the nonce) of the hex SHA-256 of every byte before that line. Code under test that reads the
+report learns nothing to sign with, and a line it adds, removes or rewrites breaks the MAC.
+
+A run is trusted (:attr:`TestRun.trusted`) when the ``finish`` line came with a valid MAC,
+nothing follows it, and the runner's exit code agrees with what the report says: zero
+exactly when nothing failed and every file loaded.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 from dataclasses import dataclass, field
 
@@ -59,16 +65,23 @@ class _Reading:
     file_errors: list[str] = field(default_factory=list)
     running: str | None = None
     finished: bool = False
-    foreign: int = 0
+    forged: list[str] = field(default_factory=list)
     totals: dict[str, int] = field(default_factory=dict)
+    _hash: "hashlib._Hash" = field(default_factory=hashlib.sha256)
 
-    def line(self, raw: str) -> None:
+    def line(self, raw: bytes) -> None:
+        if self.finished:
+            self.forged.append("report lines after its finish line")
+            return
         try:
             event = json.loads(raw)
         except ValueError:
+            event = None
+        if isinstance(event, dict) and event.get("event") == "finish":
+            self._finish(event)
             return
-        if not isinstance(event, dict) or event.get("nonce") != self.nonce:
-            self.foreign += 1
+        self._hash.update(raw)
+        if not isinstance(event, dict):
             return
         kind = event.get("event")
         if kind == "begin":
@@ -78,11 +91,17 @@ class _Reading:
         elif kind == "file_error":
             file = str(event.get("file", ""))
             self.file_errors.append(f"{file}: {str(event.get('message', ''))[:MESSAGE_CHARS]}")
-        elif kind == "finish":
-            self.finished = True
-            self.totals = {k: int(v) for k, v in event.items()
-                           if k in ("passed", "failed", "skipped", "errors")
-                           and isinstance(v, (int, float))}
+
+    def _finish(self, event: dict) -> None:
+        want = hmac.new(self.nonce.encode(), self._hash.hexdigest().encode(),
+                        hashlib.sha256).hexdigest()
+        if not hmac.compare_digest(str(event.get("mac", "")), want):
+            self.forged.append("the report's finish line does not sign what came before it")
+            return
+        self.finished = True
+        self.totals = {k: int(v) for k, v in event.items()
+                       if k in ("passed", "failed", "skipped", "errors")
+                       and isinstance(v, (int, float))}
 
     def _test(self, event: dict) -> None:
         titles = [str(t) for t in event.get("titles") or []]
@@ -105,7 +124,7 @@ def parse_report(raw: str, *, nonce: str, exit_code: int, duration: float,
                  timed_out: bool = False, log_tail: str = "") -> TestRun:
     """A :class:`TestRun` from a reporter's JSON lines (see the module docstring)."""
     reading = _Reading(nonce)
-    for line in raw.splitlines():
+    for line in raw.encode("utf-8", errors="surrogateescape").splitlines(keepends=True):
         if line.strip():
             reading.line(line)
     problems = _problems(reading, exit_code, timed_out)
@@ -118,13 +137,11 @@ def parse_report(raw: str, *, nonce: str, exit_code: int, duration: float,
 
 def _problems(reading: _Reading, exit_code: int, timed_out: bool) -> list[str]:
     """Reasons not to believe a finished report."""
+    out = list(dict.fromkeys(reading.forged))
     if not reading.finished or timed_out:
-        return []
-    out = []
+        return out
     failing = [t for t, r in reading.results.items() if not r.outcome.ok
                and r.outcome is not Outcome.skipped]
-    if reading.foreign:
-        out.append(f"{reading.foreign} report line(s) without this run's nonce")
     if exit_code == 0 and (failing or reading.file_errors):
         out.append(f"the runner exited 0 but {len(failing)} test(s) failed and "
                    f"{len(reading.file_errors)} file(s) did not load")

@@ -1,15 +1,23 @@
 // repogym: what every runner's reporter shares. Loaded before any test code runs; it reads
 // the run's settings from the file REPOGYM_JS_CONFIG names, then removes that file and the
 // variable, so code under test finds neither the nonce nor the report's path there. Every
-// function it uses to write is bound here, at load.
+// function it uses to write and hash is bound here, at load.
+//
+// The nonce never appears in the report: the last line ("finish") carries an HMAC, keyed
+// with the nonce, of every byte written before it. Code that reads the report learns nothing
+// it could sign with; lines it adds or rewrites break the HMAC.
 'use strict';
 const fs = require('fs');
 const path = require('path');
+const crypto = require('crypto');
 
 const writeSync = fs.writeSync;
 const openSync = fs.openSync;
 const stringify = JSON.stringify;
 const now = Date.now;
+const createHash = crypto.createHash;
+const createHmac = crypto.createHmac;
+const running = createHash('sha256');
 
 let config = null;
 let fd = null;
@@ -31,11 +39,20 @@ function load() {
   return config;
 }
 
+let finished = false;
+
 function emit(event, fields) {
   load();
-  if (fd === null) return;
-  const line = stringify(Object.assign({ event: event, nonce: config.nonce }, fields || {}));
-  writeSync(fd, line + '\n');
+  if (fd === null || finished) return;
+  let record = Object.assign({ event: event }, fields || {});
+  if (event === 'finish') {
+    finished = true;
+    const digest = running.digest('hex');
+    record.mac = createHmac('sha256', String(config.nonce)).update(digest).digest('hex');
+  }
+  const line = Buffer.from(stringify(record) + '\n', 'utf8');
+  if (!finished) running.update(line);
+  writeSync(fd, line);
 }
 
 function relFile(file) {
