@@ -27,7 +27,14 @@ from repogym.errors import NoTestsError, SandboxError
 from repogym.layout import VENV
 from repogym.sandboxes.base import Sandbox
 from repogym.schemas.calls import FailureReading
-from repogym.schemas.records import Checkout, CoverageMap, EnvSpec, TestRun, TimeLimits
+from repogym.schemas.records import (
+    Checkout,
+    CoverageMap,
+    EnvSpec,
+    Outcome,
+    TestRun,
+    TimeLimits,
+)
 from repogym.toolchains.base import TOOLCHAINS, RunPlugin, Toolchain
 from repogym.toolchains.javascript import files
 from repogym.toolchains.javascript.canary import Canary, plant
@@ -36,7 +43,7 @@ from repogym.toolchains.javascript.failures import read_failure
 from repogym.toolchains.javascript.layer import node_layer
 from repogym.toolchains.javascript.project import Project, find_project
 from repogym.toolchains.javascript.report import parse_report, split_id
-from repogym.toolchains.javascript.runners import Invocation, runner_for
+from repogym.toolchains.javascript.runners import Invocation, runner_for, timeout_ms
 from repogym.toolchains.runs import exec_or_lost, salvaged, text_or_none
 
 RECIPE_VERSION = "js-1"
@@ -122,10 +129,12 @@ class JavaScriptToolchain(Toolchain):
         report = f"{scratch}/r-{secrets.token_hex(8)}.jsonl"
         nonce = secrets.token_hex(16)
         config = f"{scratch}/c-{secrets.token_hex(8)}.json"
-        for reporter in ("rg-common.cjs", runner.reporter):
+        for reporter in runner.files:
             sandbox.write_file(f"{scratch}/{reporter}", reporter_source(reporter))
-        sandbox.write_file(config, json.dumps({"report": report, "nonce": nonce,
-                                               "root": sandbox.repo_dir}))
+        sandbox.write_file(config, json.dumps({
+            "report": report, "nonce": nonce, "root": sandbox.repo_dir,
+            "select": sorted(select) if select is not None else None, "exclude": sorted(exclude),
+            "test_timeout_ms": timeout_ms(limits)}))
         inv = Invocation(scratch=scratch, project_args=tuple(project.runner_args(name)),
                          select=select, exclude=exclude, collect=collect, limits=limits,
                          exitfirst=exitfirst)
@@ -133,8 +142,8 @@ class JavaScriptToolchain(Toolchain):
         build = project.build_script()
         if build:
             cmd = f"npm run --silent {shlex.quote(build)} && {cmd}"
-        result, lost = exec_or_lost(sandbox, cmd, timeout=timeout,
-                                    env={**RUN_ENV, "REPOGYM_JS_CONFIG": config})
+        env = {**RUN_ENV, **runner.env(inv), "REPOGYM_JS_CONFIG": config}
+        result, lost = exec_or_lost(sandbox, cmd, timeout=timeout, env=env)
         try:
             raw = salvaged(sandbox, report, lost)
         except SandboxError:
@@ -144,6 +153,11 @@ class JavaScriptToolchain(Toolchain):
         log = (result.stdout + result.stderr)[-4000:]
         run = parse_report(raw, nonce=nonce, exit_code=result.exit_code,
                            duration=result.duration, timed_out=result.timed_out, log_tail=log)
+        if select is not None:  # jest and vitest list the tests a name filter left out
+            wanted = set(select)
+            run = run.model_copy(update={"results": {
+                t: r for t, r in run.results.items()
+                if t in wanted or r.outcome is not Outcome.skipped}})
         if canary.files and not lost:
             sandbox.exec(["rm", "-f", *canary.files], timeout=30)
         return canary.check(run).model_copy(update={"sandbox_lost": lost})

@@ -4,42 +4,44 @@ The map says which tests execute which lines of the project's code
 (:class:`~repogym.schemas.records.CoverageMap`): generators mutate only lines some stable
 passing test executes, and the judge runs only the tests that execute a changed line.
 
-Granularity is the test *file*. Each test file of the selection runs alone, with coverage
-on, through the same command line a judged run uses (the runner's own binary, repogym's
-reporter, the project's runner arguments, the selected tests' name pattern; see
-:mod:`~repogym.toolchains.javascript.runners`); every line that run executes maps to every
-selected test of the file that ran in it. No runner reports coverage per test, and a test
-file's tests share its module-level code and hooks, so a finer map would be guesswork.
+Granularity is the test *file*: every line a test file's run executes maps to every
+selected test of that file that ran. No runner reports coverage per test, and a file's
+tests share its module-level code and hooks, so a finer map would be guesswork. Lines run
+at import belong to the tests of each file that imports them: a change there can reach
+exactly those tests, so :attr:`CoverageMap.import_lines` stays empty.
 
-Lines run at import belong to the tests of each file that imports them: a change there can
-reach exactly those tests, so :attr:`CoverageMap.import_lines` stays empty.
+The runs are the judge's: the runner's own binary, repogym's reporter, the project's runner
+arguments, the selected tests' files and name pattern (see
+:mod:`~repogym.toolchains.javascript.runners`), with coverage switched on. Coverage comes
+from V8 itself (no instrumentation: the code runs as the judge runs it), as istanbul JSON:
 
-Measuring, per runner, each writing istanbul JSON (``coverage-final.json``) from V8's own
-coverage (no instrumentation, so the code runs as the judge runs it):
+* jest: ``--coverage --coverageProvider=v8`` (built into jest; mapped through the project's
+  transformer, ts-jest or babel, to the original lines). jest already keeps each test
+  file's coverage apart (a module registry per file), so *one* run measures every file:
+  ``reporters/rg-jest-coverage.cjs`` hands each file's coverage alone to jest's own
+  ``CoverageReporter``. A file that run did not give (it died first, or jest's internals
+  are not as that reporter expects) is then run alone, as below;
+* vitest: ``--coverage.provider=v8``, which needs ``@vitest/coverage-v8`` of the installed
+  vitest's version: :func:`coverage_tools_steps` adds it at environment build when the
+  project lacks it. One run per test file;
+* mocha (and any runner after it): ``c8`` around the runner's command (V8 coverage through
+  ``NODE_V8_COVERAGE``, honouring the source maps loaded code carries, ts-node's or tsx's),
+  installed by :func:`coverage_tools_steps` into the environment's ``bin``. One run per
+  test file.
 
-* jest: ``--coverage --coverageProvider=v8`` (built into jest; source-mapped through the
-  project's transformer, ts-jest or babel, to the original lines);
-* vitest: ``--coverage.provider=v8``, which needs ``@vitest/coverage-v8`` of the same
-  version as vitest: :func:`coverage_tools_steps` installs it at environment build when the
-  project lacks it;
-* mocha (and any other runner): ``c8`` around the runner's command (``NODE_V8_COVERAGE``;
-  source maps that the loaded code carries, such as ts-node's or tsx's, are honoured), which
-  :func:`coverage_tools_steps` installs into the environment's ``bin``.
-
-A statement's lines count when it ran; with V8 coverage every statement is one line and a
-branch not taken is a range of its own with no count.
+A statement's lines count when it ran, less those of a statement inside it that did not
+(a branch not taken); from V8 every statement is one line.
 
 Limits:
 
-* one runner start per test file: the cost is the runner's start-up times the number of
-  files (a second or two each for jest with ts-jest, and for vitest);
+* vitest and mocha start the runner once per test file: the map costs the runner's
+  start-up times the number of files (about a second each), on top of the tests;
 * a file whose run fails, dies, times out or writes no coverage contributes nothing (it is
   logged); the lines only it executes are then absent from the map, so generators leave
   them alone and the judge finds no test for them. None only when no file was measured;
-* the project's build (a ``pretest`` that builds) runs once before the file runs. Tests
-  that read built output are attributed lines of the sources only when the build writes
-  source maps; otherwise they show as lines of the built files (``dist/``...), which are
-  kept in the map but are never mutated;
+* the project's build (a ``pretest`` that builds) runs once, before the runs. Tests that
+  read built output are attributed the sources' lines only when the build writes source
+  maps; otherwise the lines are the built files' (``dist/``...), kept but never mutated;
 * the project's own coverage settings still apply (jest's ``collectCoverageFrom``,
   vitest's ``coverage.include``/``exclude``, ``.c8rc``): what they exclude is not measured.
   Coverage thresholds may fail a run's exit code; the exit code is not read here.
@@ -54,12 +56,12 @@ import shlex
 import time
 from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
 
 from repogym.errors import NoTestsError, SandboxError
 from repogym.layout import VENV
 from repogym.sandboxes.base import Sandbox
-from repogym.schemas.records import CoverageMap, Outcome
+from repogym.schemas.records import CoverageMap, Outcome, TestRun
 from repogym.toolchains.javascript import files
 from repogym.toolchains.javascript.project import Project
 from repogym.toolchains.javascript.report import parse_report, split_id
@@ -79,6 +81,11 @@ FILE_SHARE = 3
 # ... and none starts with less than this left
 MIN_FILE_SECONDS = 20.0
 # the files a package manager's `add` may rewrite: put back after the coverage tools install
+Statement = tuple[int, int, int]  # first line, last line, times run
+OUT = "coverage"  # the coverage tools' directory in a run's scratch directory
+ISTANBUL = "coverage-final.json"
+PER_FILE = "per-file.jsonl"  # rg-jest-coverage.cjs's output, beside coverage-final.json
+JEST_PER_FILE = "rg-jest-coverage.cjs"
 MANIFESTS = ("package.json", "package-lock.json", "npm-shrinkwrap.json", "pnpm-lock.yaml",
              "pnpm-workspace.yaml", "yarn.lock")
 
@@ -165,24 +172,28 @@ def coverage_map(toolchain: "JavaScriptToolchain", sandbox: Sandbox, project: Pr
     by_file = group_by_file(ids)
     if not by_file or not _build(sandbox, project, timeout):
         return None
-    measured: list[FileCoverage] = []
-    for test_file, tests in by_file.items():
-        left = deadline - time.monotonic()
-        if left < MIN_FILE_SECONDS:
-            log.warning("coverage: out of time, %d test file(s) not measured",
-                        len(by_file) - len(measured))
-            break
-        try:
+    measured: dict[str, FileCoverage] = {}
+    try:
+        if runner.name == "jest" and len(by_file) > 1:
+            measured = measure_together(sandbox, project, runner, by_file,
+                                        timeout=timeout / FILE_SHARE)
+        for test_file, tests in by_file.items():
+            left = deadline - time.monotonic()
+            if test_file in measured:
+                continue
+            if left < MIN_FILE_SECONDS:
+                log.warning("coverage: out of time, %d test file(s) not measured",
+                            len(set(by_file) - set(measured)))
+                break
             got = measure_file(sandbox, project, runner, test_file, tests,
                                timeout=min(left, timeout / FILE_SHARE))
-        except SandboxError as exc:  # lost, and a reset could not bring it back
-            log.warning("coverage: the sandbox broke, measuring stopped: %s", exc)
-            break
-        if got is not None:
-            measured.append(got)
+            if got is not None:
+                measured[test_file] = got
+    except SandboxError as exc:  # lost, and a reset could not bring it back
+        log.warning("coverage: the sandbox broke, measuring stopped: %s", exc)
     if not measured:
         return None
-    return merge(measured)
+    return merge(measured.values())
 
 
 def group_by_file(ids: Iterable[str]) -> dict[str, tuple[str, ...]]:
@@ -209,13 +220,98 @@ def merge(measured: Iterable[FileCoverage]) -> CoverageMap:
 
 
 # ---------------------------------------------------------------------------------------
-# one test file
+# the runs
+
+
+@dataclass(frozen=True)
+class CoverageRun:
+    """What one run with coverage on left behind."""
+
+    run: TestRun
+    istanbul: bytes  # the whole run's coverage-final.json (b"": none)
+    per_file: str  # jest, all files at once: rg-jest-coverage.cjs's lines ("": none)
+    log_tail: str
+
+    def ran(self, tests: Iterable[str]) -> tuple[str, ...]:
+        """Those of ``tests`` that ran (a result other than skipped)."""
+        return tuple(t for t in tests if t in self.run.results
+                     and self.run.results[t].outcome is not Outcome.skipped)
 
 
 def measure_file(sandbox: Sandbox, project: Project, runner: Runner, test_file: str,
                  tests: Sequence[str], *, timeout: float) -> FileCoverage | None:
-    """Run ``tests`` (all of ``test_file``) with coverage on: the lines they executed, or
-    None when the run is unusable (logged).
+    """Run ``tests`` (all of ``test_file``) alone with coverage on: the lines they executed,
+    or None when the run is unusable (logged).
+
+    Raises:
+        SandboxError: the sandbox broke and could not be reset.
+    """
+    done = run_with_coverage(sandbox, project, runner, tests, timeout=timeout)
+    if done is None:
+        return None
+    ran = done.ran(tests)
+    why = ("timed out" if done.run.timed_out else "no report" if not done.run.finished
+           else "no coverage written" if not done.istanbul else "none of its tests ran"
+           if not ran else "")
+    if not why:
+        try:
+            lines = executed_lines(istanbul_statements(json.loads(done.istanbul)),
+                                   sandbox.repo_dir)
+            return FileCoverage(test_file=test_file, tests=ran, lines=lines)
+        except ValueError as exc:
+            why = f"unreadable coverage report: {exc}"
+    log.warning("coverage of %s: %s (exit %d): %s", test_file, why, done.run.exit_code,
+                done.log_tail)
+    return None
+
+
+def measure_together(sandbox: Sandbox, project: Project, runner: Runner,
+                     by_file: Mapping[str, Sequence[str]], *,
+                     timeout: float) -> dict[str, FileCoverage]:
+    """jest: every file in one run, each file's coverage apart (the files it did not give:
+    none when the run died before them, or jest's coverage internals are not as expected).
+
+    Raises:
+        SandboxError: the sandbox broke and could not be reset.
+    """
+    tests = [t for file_tests in by_file.values() for t in file_tests]
+    done = run_with_coverage(sandbox, project, runner, tests, timeout=timeout, together=True)
+    out: dict[str, FileCoverage] = {}
+    for test_file, statements in per_file_statements(done.per_file if done else "",
+                                                     sandbox.repo_dir):
+        if done is None or test_file not in by_file or test_file in out:
+            continue
+        if ran := done.ran(by_file[test_file]):
+            out[test_file] = FileCoverage(test_file=test_file, tests=ran,
+                                          lines=executed_lines(statements, sandbox.repo_dir))
+    if len(out) < len(by_file):
+        log.warning("coverage: one jest run measured %d of %d test file(s), the rest run "
+                    "alone%s", len(out), len(by_file),
+                    f": {done.log_tail}" if done is not None and not out else "")
+    return out
+
+
+def per_file_statements(text: str,
+                        root: str) -> Iterator[tuple[str, dict[str, list[Statement]]]]:
+    """``rg-jest-coverage.cjs``'s lines -> (repo-relative test file, its statements per
+    source file); a line cut short (the run was killed while writing it) is skipped."""
+    for line in text.splitlines():
+        try:
+            entry = json.loads(line)
+            test_file = _relative(str(entry["file"]), root)
+            statements = {str(k): [_triple(r) for r in v]
+                          for k, v in entry["statements"].items()}
+        except (ValueError, KeyError, TypeError, AttributeError):
+            continue
+        if test_file is not None:
+            yield test_file, statements
+
+
+def run_with_coverage(sandbox: Sandbox, project: Project, runner: Runner,
+                      tests: Sequence[str], *, timeout: float,
+                      together: bool = False) -> CoverageRun | None:
+    """One run of ``tests`` with coverage on, as a judged run of them runs (None: the
+    sandbox broke under it; it has been reset). ``together``: jest's per-file coverage too.
 
     Raises:
         SandboxError: the sandbox broke and could not be reset.
@@ -223,48 +319,39 @@ def measure_file(sandbox: Sandbox, project: Project, runner: Runner, test_file: 
     from repogym.toolchains.javascript import RUN_ENV
 
     scratch = sandbox.scratch_path()
-    report, nonce, config = _place_reporter(sandbox, runner, scratch)
-    out = f"{scratch}/coverage"
+    report, nonce, config = _place_reporters(sandbox, runner, scratch, together=together)
     inv = Invocation(scratch=scratch, project_args=tuple(project.runner_args(runner.name)),
                      select=tests)
-    cmd = coverage_command(runner, runner.command(inv), out)
+    cmd = coverage_command(runner, runner.command(inv), scratch, together=together)
     result, lost = exec_or_lost(sandbox, cmd, timeout=timeout,
                                 env={**RUN_ENV, "REPOGYM_JS_CONFIG": config})
     if lost:
-        log.warning("coverage of %s: %s", test_file, lost)
+        log.warning("coverage run of %d test(s): %s", len(tests), lost)
         sandbox.reset()
         return None
     raw = read_or_empty(sandbox, report).decode("utf-8", errors="replace")
-    istanbul = read_or_empty(sandbox, f"{out}/coverage-final.json")
+    istanbul = b"" if together else read_or_empty(sandbox, f"{scratch}/{OUT}/{ISTANBUL}")
+    per_file = read_or_empty(sandbox, f"{scratch}/{OUT}/{PER_FILE}") if together else b""
     sandbox.exec(["rm", "-rf", scratch], timeout=30)
     run = parse_report(raw, nonce=nonce, exit_code=result.exit_code,
                        duration=result.duration, timed_out=result.timed_out)
-    ran = tuple(t for t in tests if t in run.results
-                and run.results[t].outcome is not Outcome.skipped)
-    why = ("timed out" if result.timed_out else "no report" if not run.finished
-           else "no coverage written" if not istanbul else "none of its tests ran"
-           if not ran else "")
-    if why:
-        tail = (result.stdout + result.stderr)[-300:].strip()
-        log.warning("coverage of %s: %s (exit %d): %s", test_file, why, result.exit_code,
-                    tail)
-        return None
-    try:
-        lines = executed_lines(json.loads(istanbul), sandbox.repo_dir)
-    except ValueError as exc:
-        log.warning("coverage of %s: unreadable coverage report: %s", test_file, exc)
-        return None
-    return FileCoverage(test_file=test_file, tests=ran, lines=lines)
+    return CoverageRun(run=run, istanbul=istanbul,
+                       per_file=per_file.decode("utf-8", errors="replace"),
+                       log_tail=(result.stdout + result.stderr)[-300:].strip())
 
 
-def coverage_command(runner: Runner, command: str, out: str) -> str:
+def coverage_command(runner: Runner, command: str, scratch: str, *,
+                     together: bool = False) -> str:
     """The runner's command line (as :meth:`Runner.command` builds it) with coverage on,
-    written as istanbul JSON into the directory ``out``."""
+    written as istanbul JSON into ``<scratch>/coverage``; ``together`` (jest): each test
+    file's coverage apart too, by ``rg-jest-coverage.cjs`` from ``scratch``."""
     argv = shlex.split(command)
+    out = f"{scratch}/{OUT}"
     if runner.name == "jest":
+        extra = [f"--reporters={scratch}/{JEST_PER_FILE}"] if together else []
         return shlex.join(_with_options(argv, 1, "--coverage=false", [
             "--coverage=true", "--coverageProvider=v8", "--coverageReporters=json",
-            f"--coverageDirectory={out}"]))
+            f"--coverageDirectory={out}", *extra]))
     if runner.name == "vitest":
         return shlex.join(_with_options(argv, 2 if argv[1:2] == ["run"] else 1,
                                         "--coverage.enabled=false", [
@@ -281,15 +368,17 @@ def _with_options(argv: list[str], at: int, drop: str, options: list[str]) -> li
     return [*kept[:at], *options, *kept[at:]]
 
 
-def _place_reporter(sandbox: Sandbox, runner: Runner, scratch: str) -> tuple[str, str, str]:
-    """Write the runner's reporter and the run's settings (as a judged run does): the
-    report's path, the nonce, the settings file's path."""
+def _place_reporters(sandbox: Sandbox, runner: Runner, scratch: str, *,
+                     together: bool) -> tuple[str, str, str]:
+    """Write the runner's reporter and the run's settings (as a judged run does), and the
+    per-file coverage reporter for ``together``: the report's path, the nonce, the
+    settings file's path."""
     from repogym.toolchains.javascript import reporter_source
 
     report = f"{scratch}/r-{secrets.token_hex(8)}.jsonl"
     nonce = secrets.token_hex(16)
     config = f"{scratch}/c-{secrets.token_hex(8)}.json"
-    for reporter in ("rg-common.cjs", runner.reporter):
+    for reporter in ("rg-common.cjs", runner.reporter, *([JEST_PER_FILE] if together else [])):
         sandbox.write_file(f"{scratch}/{reporter}", reporter_source(reporter))
     sandbox.write_file(config, json.dumps({"report": report, "nonce": nonce,
                                            "root": sandbox.repo_dir}))
@@ -299,38 +388,50 @@ def _place_reporter(sandbox: Sandbox, runner: Runner, scratch: str) -> tuple[str
 # ---------------------------------------------------------------------------------------
 # istanbul JSON
 
-
-def executed_lines(report: Any, root: str) -> dict[str, set[int]]:
-    """istanbul's ``coverage-final.json`` -> repo-relative file -> the lines that ran, for
-    the project's own files (not tests, runner files, declarations or dependencies)."""
-    out: dict[str, set[int]] = {}
+def istanbul_statements(report: Any) -> dict[str, list[Statement]]:
+    """istanbul's ``coverage-final.json`` -> file -> its statements."""
     if not isinstance(report, dict):
         raise ValueError("not an istanbul coverage map")
+    out: dict[str, list[Statement]] = {}
     for key, entry in report.items():
         if not isinstance(entry, dict):
             continue
-        path = _relative(str(entry.get("path") or key), root)
-        if path is None or not _measured_source(path):
-            continue
-        lines = statement_lines(entry.get("statementMap") or {}, entry.get("s") or {})
-        if lines:
-            out.setdefault(path, set()).update(lines)
+        where, counts = entry.get("statementMap") or {}, entry.get("s") or {}
+        rows = []
+        for sid, span in where.items():
+            try:
+                rows.append(_triple([span["start"]["line"], span["end"]["line"],
+                                     counts.get(sid, 0)]))
+            except (KeyError, TypeError, ValueError):
+                continue
+        out[str(entry.get("path") or key)] = rows
     return out
 
 
-def statement_lines(statements: Mapping[str, Any], counts: Mapping[str, Any]) -> set[int]:
+def executed_lines(statements: Mapping[str, Iterable[Statement]],
+                   root: str) -> dict[str, set[int]]:
+    """File -> statements (paths as the runner wrote them) -> repo-relative file -> the
+    lines that ran, for the project's own files (not tests, runner files, declarations or
+    dependencies)."""
+    out: dict[str, set[int]] = {}
+    for path, rows in statements.items():
+        rel = _relative(path, root)
+        if rel is None or not _measured_source(rel):
+            continue
+        if lines := statement_lines(rows):
+            out.setdefault(rel, set()).update(lines)
+    return out
+
+
+def statement_lines(statements: Iterable[Statement]) -> set[int]:
     """The lines that ran: the first line of each statement that ran, and its other lines
     unless a statement that did not run covers them too (a branch not taken inside it)."""
     starts: set[int] = set()
     ran_span: set[int] = set()
     idle_span: set[int] = set()
-    for key, where in statements.items():
-        try:
-            first, last = int(where["start"]["line"]), int(where["end"]["line"])
-        except (KeyError, TypeError, ValueError):
-            continue
+    for first, last, count in statements:
         span = set(range(first, max(first, last) + 1))
-        if _count(counts.get(key)) > 0:
+        if count > 0:
             starts.add(first)
             ran_span |= span
         else:
@@ -338,8 +439,16 @@ def statement_lines(statements: Mapping[str, Any], counts: Mapping[str, Any]) ->
     return starts | (ran_span - idle_span)
 
 
-def _count(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+def _triple(row: Any) -> Statement:
+    """``[first, last, count]`` as a statement (a count that is no number: 0).
+
+    Raises:
+        ValueError: not such a row.
+    """
+    first, last, count = row
+    if not all(isinstance(n, int) and not isinstance(n, bool) for n in (first, last)):
+        raise ValueError(f"not a statement: {row!r}")
+    return first, last, count if isinstance(count, int) and not isinstance(count, bool) else 0
 
 
 def _relative(path: str, root: str) -> str | None:
@@ -401,5 +510,7 @@ def _build(sandbox: Sandbox, project: Project, timeout: float) -> bool:
     return result.ok
 
 
-__all__ = ["FileCoverage", "coverage_command", "coverage_map", "coverage_tools_steps",
-           "executed_lines", "merge", "statement_lines", "group_by_file"]
+__all__ = ["CoverageRun", "FileCoverage", "coverage_command", "coverage_map",
+           "coverage_tools_steps", "executed_lines", "group_by_file", "istanbul_statements",
+           "measure_file", "measure_together", "merge", "per_file_statements",
+           "statement_lines"]

@@ -88,6 +88,19 @@ class Runner:
     build: Callable[[Invocation, str], list[str]]  # (invocation, reporter path) -> argv tail
     drop_args: frozenset[str] = field(default_factory=frozenset)  # project args to leave out
     drop_with_value: frozenset[str] = field(default_factory=frozenset)
+    helpers: tuple[str, ...] = ()  # more files of reporters/ the reporter loads
+    preload: bool = False  # the reporter is loaded into the runner's process by node itself
+
+    @property
+    def files(self) -> tuple[str, ...]:
+        """Every file of reporters/ a run needs beside it."""
+        return ("rg-common.cjs", self.reporter, *self.helpers)
+
+    def env(self, inv: Invocation) -> dict[str, str]:
+        """Variables the runner's process needs (a preloaded reporter goes in
+        ``NODE_OPTIONS``)."""
+        return {"NODE_OPTIONS": f"--require {inv.scratch}/{self.reporter}"} if self.preload \
+            else {}
 
     def command(self, inv: Invocation) -> str:
         reporter = f"{inv.scratch}/{self.reporter}"
@@ -187,6 +200,11 @@ def _mocha(inv: Invocation, reporter: str) -> list[str]:
     return args + (inv.files or positional)
 
 
+def _uvu(inv: Invocation, reporter: str) -> list[str]:
+    # the selection goes through the report's settings: uvu has no name filter
+    return [*inv.project_args, "--no-color"]
+
+
 RUNNERS: dict[str, Runner] = {
     "jest": Runner("jest", "rg-jest.cjs", _jest,
                    drop_args=frozenset({"--coverage", "--watch", "--watchAll", "--ci",
@@ -200,6 +218,9 @@ RUNNERS: dict[str, Runner] = {
                                           "--silent", "--passWithNoTests"}),
                      drop_with_value=frozenset({"--reporter", "--outputFile",
                                                 "--testTimeout"})),
+    "uvu": Runner("uvu", "rg-uvu.cjs", _uvu, drop_args=frozenset({"-c", "--color", "-b",
+                                                                  "--bail"}),
+                  helpers=("rg-uvu-esm.mjs",), preload=True),
     "mocha": Runner("mocha", "rg-mocha.cjs", _mocha,
                     drop_args=frozenset({"--watch", "-w", "--colors", "-c", "--no-colors",
                                          "--forbid-only", "--bail", "-b"}),
