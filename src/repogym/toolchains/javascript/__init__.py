@@ -48,10 +48,10 @@ from repogym.toolchains.runs import exec_or_lost, salvaged, text_or_none
 
 RECIPE_VERSION = "js-1"
 REPORTERS = "repogym.toolchains.javascript.reporters"
-# every run: no colours, CI behaviour (no watch mode, no interactive prompts), and nothing
-# from the environment that changes how node starts
-RUN_ENV = {"CI": "true", "FORCE_COLOR": "0", "NO_COLOR": "1", "NODE_OPTIONS": "",
-           "npm_config_update_notifier": "false"}
+# every run: nothing from the environment that changes how node starts. Colour and CI
+# variables are left as the runner sets them: libraries under test read them too (kleur's
+# tests expect the FORCE_COLOR uvu sets); runners are told not to watch by their flags.
+RUN_ENV = {"NODE_OPTIONS": "", "npm_config_update_notifier": "false"}
 CACHE_DIRS = ("~/.npm", "~/.cache", "~/.local/share/pnpm", "~/.yarn/berry/cache",
               "~/.pnpm-store")
 

@@ -35,7 +35,12 @@ _ASSERT_BINDING = re.compile(
     r"(?:const|let|var)\s+(\w+)\s*=\s*require\(\s*['\"](?:node:)?assert(?:/strict)?['\"]\s*\)"
     r"|import\s+(?:\*\s+as\s+)?(\w+)\s+from\s+['\"](?:node:)?assert(?:/strict)?['\"]")
 _WORDS = ("handles", "keeps", "returns", "parses", "formats", "checks", "maps", "reads")
-CANARY_RUNNERS = frozenset({"jest", "vitest", "mocha"})
+_UVU_ASSERT = re.compile(
+    r"import\s+\*\s+as\s+(\w+)\s+from\s+['\"]uvu/assert['\"]"
+    r"|(?:const|let|var)\s+(\w+)\s*=\s*require\(\s*['\"]uvu/assert['\"]\s*\)")
+_UVU_NAMED = re.compile(r"import\s*\{([^}]*)\}\s*from\s*['\"]uvu/assert['\"]"
+                        r"|(?:const|let|var)\s*\{([^}]*)\}\s*=\s*require\(\s*['\"]uvu/assert")
+CANARY_RUNNERS = frozenset({"jest", "vitest", "mocha", "uvu"})
 
 
 @dataclass
@@ -69,7 +74,7 @@ def plant(files: dict[str, str], runner: str) -> Canary:
     if runner not in CANARY_RUNNERS:
         return canary
     for path, text in sorted(files.items()):
-        planted = _one(path, text)
+        planted = _uvu(path, text) if runner == "uvu" else _one(path, text)
         if planted is not None:
             where, body, ids = planted
             canary.files[where] = body
@@ -88,6 +93,34 @@ def _one(path: str, text: str) -> tuple[str, str, list[str]] | None:
     lines += [f"  it({_js(t)}, () => {{ {c} }});" for t, c in zip(titles, checks)]
     lines.append("});")
     return where, "\n".join(lines) + "\n", [test_id(where, [suite, t]) for t in titles]
+
+
+def _uvu(path: str, text: str) -> tuple[str, str, list[str]] | None:
+    """uvu: tests registered with its default ``test`` and started with ``test.run()``."""
+    checks = _uvu_checks(text)
+    if not checks:
+        return None
+    where = _sibling(path)
+    esm = bool(re.search(r"^\s*import\s", text, re.M))
+    head = ("import { test as __rgTest } from 'uvu';" if esm
+            else "const { test: __rgTest } = require('uvu');")
+    titles = [f"{secrets.choice(_WORDS)} case {secrets.token_hex(3)}" for _ in checks]
+    lines = [*_loads(path, text), head]
+    lines += [f"__rgTest({_js(t)}, () => {{ {c} }});" for t, c in zip(titles, checks)]
+    lines.append("__rgTest.run();")
+    return where, "\n".join(lines) + "\n", [test_id(where, [t]) for t in titles]
+
+
+def _uvu_checks(text: str) -> list[str]:
+    if m := _UVU_ASSERT.search(text):
+        name = m.group(1) or m.group(2)
+        return [f"{name}.is(1, 2);", f"{name}.equal([1], [2]);", f"{name}.ok(false);"]
+    if m := _UVU_NAMED.search(text):
+        names = {n.split(":")[-1].split(" as ")[-1].strip() for n in (m.group(1) or m.group(2)).split(",")}
+        calls = {"is": "is(1, 2);", "equal": "equal([1], [2]);", "ok": "ok(false);",
+                 "not": "not(true);"}
+        return [c for n, c in calls.items() if n in names]
+    return _checks(text)
 
 
 def _checks(text: str) -> list[str]:

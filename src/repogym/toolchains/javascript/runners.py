@@ -202,7 +202,7 @@ def _mocha(inv: Invocation, reporter: str) -> list[str]:
 
 def _uvu(inv: Invocation, reporter: str) -> list[str]:
     # the selection goes through the report's settings: uvu has no name filter
-    return [*inv.project_args, "--no-color"]
+    return list(inv.project_args)
 
 
 RUNNERS: dict[str, Runner] = {
@@ -218,8 +218,7 @@ RUNNERS: dict[str, Runner] = {
                                           "--silent", "--passWithNoTests"}),
                      drop_with_value=frozenset({"--reporter", "--outputFile",
                                                 "--testTimeout"})),
-    "uvu": Runner("uvu", "rg-uvu.cjs", _uvu, drop_args=frozenset({"-c", "--color", "-b",
-                                                                  "--bail"}),
+    "uvu": Runner("uvu", "rg-uvu.cjs", _uvu, drop_args=frozenset({"-b", "--bail"}),
                   helpers=("rg-uvu-esm.mjs",), preload=True),
     "mocha": Runner("mocha", "rg-mocha.cjs", _mocha,
                     drop_args=frozenset({"--watch", "-w", "--colors", "-c", "--no-colors",
