@@ -26,7 +26,13 @@ from repogym.build_failures import (
 from repogym.cache import RecordCache
 from repogym.config import Settings
 from repogym.datasets.store import DatasetStore
-from repogym.errors import EnvDoesNotInstall, InstallError, RepogymError, TestRunError
+from repogym.errors import (
+    EnvDoesNotInstall,
+    InstallError,
+    NoTestsError,
+    RepogymError,
+    TestRunError,
+)
 from repogym.generators.combined import combined_candidates
 from repogym.generators.leaks import statement_leaks
 from repogym.generators.llm import (
@@ -285,6 +291,9 @@ def judge_mined(provider: SandboxProvider, env: EnvImage, prepared: Prepared, ba
         except EnvDoesNotInstall as known:
             out += [_does_not_install(c, env.ref, known.failure) for c in group]
             continue
+        except NoTestsError as exc:  # that commit's tests run with a runner we do not read
+            out += [_no_runner(c, env.ref, str(exc)) for c in group]
+            continue
         except RepogymError as exc:
             out += [_infra(c, env.ref, f"env for {env_commit_of(c)[:12]}: {exc}") for c in group]
             continue
@@ -345,6 +354,12 @@ def _env_at(provider: SandboxProvider, prepared: Prepared, commit: str,
     if known is not None:
         ledger.clear(env_spec)
     return env
+
+
+def _no_runner(cand: Candidate, image: str, detail: str) -> Judged:
+    verdict = Verdict(instance_id=cand.instance_id, status=Status.reject,
+                      reason=Reason.env_mismatch.code("no_runner"), detail=detail[:2000])
+    return Judged(candidate=cand, verdict=verdict, statement=cand.statement, image=image)
 
 
 def _infra(cand: Candidate, image: str, detail: str) -> Judged:

@@ -49,7 +49,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from repogym.errors import InfraError
+from repogym.errors import InfraError, NoTestsError
 from repogym.grading import GradingSpec, Result, grade_in
 from repogym.judges.probe_sets import ProbeSet, ProbeSets, verifier_version
 from repogym.judges.probes import context_in, probe_patches
@@ -155,6 +155,10 @@ class Judge:
         except _Reject as r:
             return Judgement(Verdict(instance_id=iid, status=r.status, reason=r.reason,
                                      detail=r.detail, seconds=_since(start)), broken)
+        except NoTestsError as exc:  # the state's tests are not runnable here (another runner)
+            return Judgement(Verdict(instance_id=iid, status=Status.reject,
+                                     reason=Reason.env_mismatch.code("no_runner"),
+                                     detail=str(exc)[:2000], seconds=_since(start)), broken)
         except InfraError as exc:
             return Judgement(Verdict(instance_id=iid, status=Status.infra_error,
                                      reason=getattr(exc, "reason", Reason.infra.code("sandbox")),
