@@ -1,0 +1,333 @@
+"""The JavaScript toolchain's pure parts: projects, file rules, reports, runner command lines,
+failure messages and canaries -- on the real repositories' package.json and test files."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import shlex
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from repogym.errors import NoTestsError
+from repogym.schemas.records import Outcome, TestResult, TestRun, TimeLimits
+from repogym.toolchains import detect_toolchain
+from repogym.toolchains.javascript import JavaScriptToolchain, install_steps
+from repogym.toolchains.javascript.canary import plant
+from repogym.toolchains.javascript.failures import read_failure
+from repogym.toolchains.javascript.files import is_runner_file, is_test_file
+from repogym.toolchains.javascript.project import Project
+from repogym.toolchains.javascript.report import parse_report, split_id
+from repogym.toolchains.javascript.report import test_id as make_id
+from repogym.toolchains.javascript.runners import Invocation, js_escape, name_pattern, runner_for
+
+REPOS = Path(__file__).resolve().parents[4] / "shared" / "repos"
+JS_REPOS = {"vercel+ms": ("jest", "pnpm"), "pillarjs+path-to-regexp": ("vitest", "npm"),
+            "lukeed+dequal": ("uvu", "npm"), "lukeed+kleur": ("uvu", "npm"),
+            "sindresorhus+camelcase": ("ava", "npm"), "jshttp+mime-types": ("mocha", "npm"),
+            "isaacs+minimatch": ("tap", "npm")}
+
+
+@pytest.fixture(scope="module")
+def clones(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("js-clones")
+    out = {}
+    for name in JS_REPOS:
+        dest = root / name
+        subprocess.run(["git", "clone", "-q", str(REPOS / f"{name}.bundle"), str(dest)],
+                       check=True)
+        out[name] = dest
+    return out
+
+
+# -- projects ------------------------------------------------------------------------------
+
+def test_runner_and_package_manager_of_every_real_repository(clones: dict[str, Path]) -> None:
+    for name, (runner, manager) in JS_REPOS.items():
+        project = Project.read(clones[name])
+        assert project is not None
+        assert (project.runner(), project.package_manager().name) == (runner, manager), name
+
+
+def test_what_the_test_script_gives_the_runner(clones: dict[str, Path]) -> None:
+    ms = Project.read(clones["vercel+ms"])
+    mime = Project.read(clones["jshttp+mime-types"])
+    kleur = Project.read(clones["lukeed+kleur"])
+    assert ms and mime and kleur
+    assert ms.runner_args("jest") == ["--env", "node"]  # the first of its two jest runs
+    assert mime.runner_args("mocha") == ["--reporter", "spec", "test/test.js"]
+    assert kleur.runner_args("uvu") == ["-r", "esm", "-i", "utils", "-i", "xyz"]
+    assert ms.package_manager().version == "10.14.0-0"
+
+
+def test_a_pretest_build_is_run_only_when_it_builds(clones: dict[str, Path]) -> None:
+    minimatch = Project.read(clones["isaacs+minimatch"])
+    mime = Project.read(clones["jshttp+mime-types"])
+    assert minimatch and mime
+    assert minimatch.build_script() == "pretest"  # tshy builds dist/, which the tests import
+    assert mime.build_script() is None
+    lint_only = Project(Path("."), {"scripts": {"pretest": "eslint .", "test": "mocha"}})
+    assert lint_only.build_script() is None
+
+
+def test_install_recipes_follow_the_package_manager(clones: dict[str, Path]) -> None:
+    ms = install_steps(Project.read(clones["vercel+ms"]))  # type: ignore[arg-type]
+    minimatch = install_steps(Project.read(clones["isaacs+minimatch"]))  # type: ignore[arg-type]
+    mime = install_steps(Project.read(clones["jshttp+mime-types"]))  # type: ignore[arg-type]
+    assert ms[0] == "npm install -g --prefix /opt/venv pnpm@10.14.0-0"
+    assert ms[1].startswith("pnpm install --frozen-lockfile")
+    assert minimatch[0] == "npm ci || npm install"  # a package-lock.json
+    assert mime[0] == "npm install"  # no lock file
+    assert all(steps[-1].startswith("rm -rf ~/.npm") for steps in (ms, minimatch, mime))
+
+
+def test_a_project_without_a_known_runner_is_no_tests() -> None:
+    tape = Project(Path("."), {"scripts": {"test": "tape test/*.js | tap-spec"}})
+    with pytest.raises(NoTestsError, match="tape test"):
+        tape.runner()
+
+
+def test_detection_prefers_the_language_with_more_tests(tmp_path: Path) -> None:
+    def repo(files: dict[str, str]) -> Path:
+        root = tmp_path / str(len(list(tmp_path.iterdir())))
+        for rel, text in files.items():
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_text(text)
+        subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+        subprocess.run(["git", "add", "-A"], cwd=root, check=True)
+        return root
+
+    package = json.dumps({"scripts": {"test": "mocha"}, "devDependencies": {"mocha": "*"}})
+    python_with_docs_site = repo({"package.json": package, "docs/site.test.js": "",
+                                  "pyproject.toml": "", "tests/test_a.py": "",
+                                  "tests/test_b.py": ""})
+    node_with_a_script = repo({"package.json": package, "test/a.test.js": "",
+                               "test/b.test.js": "", "scripts/tool.py": ""})
+    assert detect_toolchain(python_with_docs_site).language == "python"
+    assert detect_toolchain(node_with_a_script).language == "javascript"
+
+
+# -- files ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("path", ["src/index.test.ts", "src/cases.spec.ts", "test.js",
+                                  "test/index.js", "src/__tests__/a.jsx", "index.test-d.ts",
+                                  "tap-snapshots/test/basic.js.test.cjs"])
+def test_test_files(path: str) -> None:
+    assert is_test_file(path)
+
+
+@pytest.mark.parametrize("path", ["index.js", "src/index.ts", "lib/testing.js",
+                                  "src/attest.js", "mimeScore.js"])
+def test_runtime_files(path: str) -> None:
+    assert not is_test_file(path) and not is_runner_file(path)
+
+
+@pytest.mark.parametrize("path", ["package.json", "packages/a/package.json", "jest.config.ts",
+                                  "vitest.config.mts", ".mocharc.json", "tsconfig.build.json",
+                                  "babel.config.js", "src/setupTests.ts", ".npmrc",
+                                  "node_modules/jest/index.js", "pnpm-lock.yaml"])
+def test_runner_files_are_protected(path: str) -> None:
+    tc = JavaScriptToolchain()
+    assert is_runner_file(path) and tc.is_protected(path) and tc.is_protected(path, added=True)
+
+
+def test_runtime_sources_leave_out_declarations_builds_and_config() -> None:
+    tc = JavaScriptToolchain()
+    assert tc.is_runtime_source("src/index.ts") and tc.is_runtime_source("index.mjs")
+    for path in ("index.d.ts", "dist/index.js", "src/index.test.ts", "jest.config.js",
+                 "bench/index.js", "README.md", "rollup.config.js"):
+        assert not tc.is_runtime_source(path), path
+
+
+# -- reports -------------------------------------------------------------------------------
+
+NONCE = "n" * 32
+
+
+def signed(*events: dict, nonce: str = NONCE, finish: dict | None = None) -> str:
+    """A report as rg-common.cjs writes it: lines, then a finish line signing them."""
+    body = "".join(json.dumps(e) + "\n" for e in events)
+    mac = hmac.new(nonce.encode(), hashlib.sha256(body.encode()).hexdigest().encode(),
+                   hashlib.sha256).hexdigest()
+    return body + json.dumps({"event": "finish", **(finish or {}), "mac": mac}) + "\n"
+
+
+def event(file: str, *titles: str, outcome: str = "passed", **kw: object) -> dict:
+    return {"event": "test", "file": file, "titles": list(titles), "outcome": outcome, **kw}
+
+
+def test_a_signed_report_is_read_and_trusted() -> None:
+    raw = signed(event("test/a.js", "suite", "works", duration=0.5),
+                 event("test/a.js", "suite", "breaks", outcome="failed", message="boom"),
+                 event("test/a.js", "later", outcome="todo"),
+                 finish={"passed": 1, "failed": 1})
+    run = parse_report(raw, nonce=NONCE, exit_code=1, duration=2.0)
+    assert run.trusted and run.finished
+    assert run.outcome("test/a.js > suite > works") is Outcome.passed
+    assert run.outcome("test/a.js > suite > breaks") is Outcome.failed
+    assert run.outcome("test/a.js > later") is Outcome.skipped
+    assert run.results["test/a.js > suite > breaks"].message == "boom"
+    assert run.results["test/a.js > suite > works"].duration == 0.5
+
+
+def test_a_report_with_a_wrong_mac_or_lines_after_its_finish_is_not_believed() -> None:
+    good = signed(event("t.js", "x"), finish={"passed": 1})
+    assert parse_report(good, nonce=NONCE, exit_code=0, duration=1).trusted
+    other_key = parse_report(good, nonce="m" * 32, exit_code=0, duration=1)
+    assert not other_key.finished and not other_key.trusted and other_key.problems
+    forged_before = json.dumps(event("t.js", "y")) + "\n" + good
+    assert not parse_report(forged_before, nonce=NONCE, exit_code=0, duration=1).trusted
+    forged_after = good + json.dumps(event("t.js", "y")) + "\n"
+    late = parse_report(forged_after, nonce=NONCE, exit_code=0, duration=1)
+    assert not late.trusted and "report lines after its finish line" in late.problems
+
+
+def test_exit_code_and_counts_must_agree_with_the_report() -> None:
+    failing = signed(event("t.js", "x", outcome="failed"), finish={"failed": 1})
+    assert not parse_report(failing, nonce=NONCE, exit_code=0, duration=1).trusted
+    passing = signed(event("t.js", "x"), finish={"passed": 1})
+    assert not parse_report(passing, nonce=NONCE, exit_code=1, duration=1).trusted
+    miscounted = signed(event("t.js", "x"), finish={"passed": 2})
+    assert not parse_report(miscounted, nonce=NONCE, exit_code=0, duration=1).trusted
+    # uvu 0.3 exits 0 after a failing hook: its recorder says the exit code proves nothing
+    lenient = signed(event("t.js", "x", outcome="failed"),
+                     finish={"failed": 1, "exit_code_checked": False})
+    assert parse_report(lenient, nonce=NONCE, exit_code=0, duration=1).trusted
+
+
+def test_a_run_that_died_names_the_test_it_was_in() -> None:
+    raw = (json.dumps(event("t.js", "first")) + "\n"
+           + json.dumps({"event": "begin", "id": "t.js > second"}) + "\n")
+    run = parse_report(raw, nonce=NONCE, exit_code=-9, duration=5)
+    assert not run.finished and run.died_in == "t.js > second"
+
+
+def test_repeated_names_get_a_counter_and_ids_split_back() -> None:
+    raw = signed(event("t.js", "a > b", "same"), event("t.js", "a > b", "same"),
+                 finish={"passed": 2})
+    run = parse_report(raw, nonce=NONCE, exit_code=0, duration=1)
+    assert sorted(run.results) == ["t.js > a > b > same", "t.js > a > b > same [2]"]
+    assert split_id("t.js > suite > same [2]") == ("t.js", ["suite", "same"])
+    assert make_id("t.js", ["a", "multi\nline"]) == "t.js > a > multi line"
+
+
+# -- runner command lines ------------------------------------------------------------------
+
+def test_name_patterns_match_exactly_the_selected_full_names() -> None:
+    import re
+
+    pattern = name_pattern(["t.js > s > a (b)", "t.js > s > c.d"], ["t.js > s > e"])
+    assert pattern is not None
+    compiled = re.compile(pattern)
+    assert compiled.search("s a (b)") and compiled.search("s c.d")
+    assert not compiled.search("s e") and not compiled.search("s a (b) and more")
+    assert not compiled.search("s cxd")  # the dot is literal
+    assert name_pattern(None, []) is None
+    assert js_escape("a/b-c") == "a\\/b\\-c"
+
+
+def test_jest_mocha_vitest_and_uvu_command_lines() -> None:
+    limits = TimeLimits(tests={"a.test.ts > x": 3.0}, default=2.0, run=30.0)
+    inv = Invocation(scratch="/s", project_args=("--env", "node", "--coverage"),
+                     select=["src/a.test.ts > x"], limits=limits, exitfirst=True)
+    jest = shlex.split(runner_for("jest").command(inv))
+    assert jest[0] == "node_modules/.bin/jest" and "--coverage" not in jest
+    assert ["--env", "node"] == jest[1:3] and "--reporters=/s/rg-jest.cjs" in jest
+    assert "--testTimeout=3000" in jest and "--bail=1" in jest
+    assert jest[-2:] == ["--runTestsByPath", "src/a.test.ts"]
+    mocha = shlex.split(runner_for("mocha").command(
+        Invocation(scratch="/s", project_args=("--reporter", "spec", "test/test.js"))))
+    assert mocha[:3] == ["node_modules/.bin/mocha", "--reporter", "/s/rg-mocha.cjs"]
+    assert "spec" not in mocha and mocha[-1] == "test/test.js"
+    vitest = shlex.split(runner_for("vitest").command(inv))
+    assert vitest[1] == "run" and "--reporter=/s/rg-vitest.mjs" in vitest
+    uvu = runner_for("uvu")
+    assert uvu.env(Invocation(scratch="/s")) == {"NODE_OPTIONS": "--require /s/rg-uvu.cjs"}
+    assert "rg-uvu-esm.mjs" in uvu.files
+    with pytest.raises(NoTestsError, match="not supported yet"):
+        runner_for("karma")
+
+
+# -- failure messages ----------------------------------------------------------------------
+
+JEST = """expect(received).toBe(expected) // Object.is equality
+
+Expected: 60000
+Received: 61000
+
+      14 |
+      15 |   it('should convert from m to ms', () => {
+    > 16 |     expect(ms('1m')).toBe(60000);
+         |                      ^
+"""
+NODE = """AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:
++ actual - expected
+
++ 'application/mp4'
+- 'video/mp4'
+    at Context.<anonymous> (test/test.js:3:14)"""
+NODE_INLINE = "AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:\n\n1 !== 2\n"
+UVU = """Assertion: Expected values to be strictly equal:  (is)
+    ++true     (Expected)
+    --false    (Actual)
+"""
+
+
+def test_failure_messages_say_what_was_got_and_what_was_expected() -> None:
+    sources = {"src/index.test.ts": "\n" * 15 + "    expect(ms('1m')).toBe(60000);\n",
+               "test/test.js": "x\ny\n  assert.strictEqual(mimeTypes.lookup('.mp4'), 'video/mp4')\n"}
+    jest = read_failure(JEST, "src/index.test.ts", sources)
+    assert jest and (jest.call, jest.actual, jest.expected) == ("ms('1m')", "61000", "60000")
+    node = read_failure(NODE, "test/test.js", sources)
+    assert node and (node.call, node.actual, node.expected) == (
+        "mimeTypes.lookup('.mp4')", "'application/mp4'", "'video/mp4'")
+    inline = read_failure(NODE_INLINE, "x.js", {})
+    assert inline and (inline.actual, inline.expected) == ("1", "2")
+    uvu = read_failure(UVU.replace("++true     (Expected)\n    --false    (Actual)",
+                                   "++false    (Actual)\n    --true     (Expected)"), "x.js", {})
+    assert uvu and (uvu.actual, uvu.expected) == ("false", "true")
+    hang = read_failure("Error: Exceeded timeout of 5000 ms for a test.", "x.js", {})
+    assert hang and hang.hangs
+    raised = read_failure("TypeError: charset.toLowerCase is not a function\n    at x", "x.js",
+                          {})
+    assert raised and raised.raises == "TypeError: charset.toLowerCase is not a function"
+    assert read_failure("", "x.js", {}) is None
+
+
+# -- canaries ------------------------------------------------------------------------------
+
+def test_canaries_load_what_the_test_file_loads_and_check_in_its_styles(
+        clones: dict[str, Path]) -> None:
+    mime = (clones["jshttp+mime-types"] / "test" / "test.js").read_text()
+    canary = plant({"test/test.js": mime}, "mocha")
+    [(path, body)] = canary.files.items()
+    assert path.startswith("test/rg") and path.endswith(".js")
+    assert "var mimeTypes = require('..')" in body and "assert.strictEqual(1, 2);" in body
+    assert len(canary.tests) == 4 and all(t.startswith(path + " > ") for t in canary.tests)
+    ms = (clones["vercel+ms"] / "src" / "index.test.ts").read_text()
+    [(path, body)] = plant({"src/index.test.ts": ms}, "jest").files.items()
+    assert path.endswith(".test.ts") and "from '@jest/globals'" in body
+    assert "expect(1).toBe(2);" in body
+    dequal = (clones["lukeed+dequal"] / "test" / "index.js").read_text()
+    [(path, body)] = plant({"test/index.js": dequal}, "uvu").files.items()
+    assert "assert.is(1, 2);" in body and body.rstrip().endswith("__rgTest.run();")
+    assert plant({"test.js": "import test from 'ava'"}, "ava").files == {}
+
+
+def test_a_canary_that_passes_makes_the_run_untrusted() -> None:
+    canary = plant({"t.test.js": "const assert = require('assert')\nit('x', () => {})\n"},
+                   "mocha")
+    real = TestResult(nodeid="t.test.js > x", outcome=Outcome.passed)
+
+    def run(outcome: Outcome) -> TestRun:
+        results = {t: TestResult(nodeid=t, outcome=outcome) for t in canary.tests}
+        return TestRun(results={**results, real.nodeid: real}, exit_code=1, duration=1,
+                       finished=True, collected=len(results) + 1)
+
+    failed = canary.check(run(Outcome.failed))
+    assert failed.trusted and list(failed.results) == [real.nodeid]
+    neutralised = canary.check(run(Outcome.passed))
+    assert not neutralised.trusted and "neutralised the assertions" in neutralised.problems[0]
