@@ -26,7 +26,8 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("generators", frozenset({"generators", "baseline"})),
     ("judges", frozenset({"judges"})),
     ("datasets", frozenset({"datasets"})),
-    ("flows", frozenset({"flows", "corpus", "pipeline", "commands", "cli", "__main__"})),
+    ("flows", frozenset({"flows", "corpus", "pipeline", "conformance", "commands", "cli",
+                        "__main__"})),
 )
 RANK = {part: rank for rank, (_, parts) in enumerate(LAYERS) for part in parts}
 NAME = {part: name for name, parts in LAYERS for part in parts}
