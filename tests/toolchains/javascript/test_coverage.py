@@ -4,6 +4,8 @@ vitest, mocha with c8) in Docker sandboxes."""
 
 from __future__ import annotations
 
+import json
+import logging
 import shlex
 import subprocess
 from dataclasses import dataclass
@@ -12,6 +14,7 @@ from typing import Iterator
 
 import pytest
 
+from repogym.sandboxes.base import Sandbox
 from repogym.schemas.records import CoverageMap, TestRun
 from repogym.toolchains.javascript import JavaScriptToolchain
 from repogym.toolchains.javascript.coverage import (
@@ -20,7 +23,10 @@ from repogym.toolchains.javascript.coverage import (
     coverage_tools_steps,
     executed_lines,
     group_by_file,
+    istanbul_statements,
+    measure_together,
     merge,
+    per_file_statements,
     statement_lines,
 )
 from repogym.toolchains.javascript.project import Project
@@ -38,8 +44,7 @@ def _stmt(first: int, last: int | None = None) -> dict:
 
 
 def test_statement_lines_single_line_statements_as_v8_writes_them():
-    statements = {"0": _stmt(1), "1": _stmt(2), "2": _stmt(3)}
-    assert statement_lines(statements, {"0": 1, "1": 0, "2": 7}) == {1, 3}
+    assert statement_lines([(1, 1, 1), (2, 2, 0), (3, 3, 7)]) == {1, 3}
 
 
 def test_statement_lines_drop_a_branch_not_taken_inside_a_statement_that_ran():
@@ -49,40 +54,47 @@ def test_statement_lines_drop_a_branch_not_taken_inside_a_statement_that_ran():
     # throw new Error(  <- 4..6 ran: every line of it counts
     #   'message',
     # );
-    statements = {"0": _stmt(1, 3), "1": _stmt(2), "2": _stmt(4, 6)}
-    assert statement_lines(statements, {"0": 1, "1": 0, "2": 1}) == {1, 3, 4, 5, 6}
+    assert statement_lines([(1, 3, 1), (2, 2, 0), (4, 6, 1)]) == {1, 3, 4, 5, 6}
 
 
 def test_statement_lines_keep_a_line_where_a_statement_that_ran_starts():
     # `if (x) return y;` on one line, the return not taken: the line still ran
-    statements = {"0": _stmt(5), "1": _stmt(5)}
-    assert statement_lines(statements, {"0": 2, "1": 0}) == {5}
+    assert statement_lines([(5, 5, 2), (5, 5, 0)]) == {5}
 
 
-def test_statement_lines_ignore_malformed_entries():
-    statements = {"0": _stmt(1), "1": {"start": {}}, "2": "x"}
-    assert statement_lines(statements, {"0": 1, "1": 1, "2": 1}) == {1}
-    assert statement_lines({"0": _stmt(4)}, {"0": True}) == set()  # a bool is no count
+def test_istanbul_statements_read_counts_and_skip_malformed_entries():
+    report = {"/repo/a.ts": {"path": "/repo/a.ts",
+                             "statementMap": {"0": _stmt(1), "1": {"start": {}}, "2": "x",
+                                              "3": _stmt(4, 6), "4": _stmt(8)},
+                             "s": {"0": 1, "1": 1, "2": 1, "3": True}},
+              "/repo/b.ts": "not an entry"}
+    assert istanbul_statements(report) == {"/repo/a.ts": [(1, 1, 1), (4, 6, 0), (8, 8, 0)]}
+    with pytest.raises(ValueError):
+        istanbul_statements(["not", "a", "map"])
 
 
 def test_executed_lines_keep_the_projects_own_files_relative_to_the_repo():
-    def entry(path: str) -> dict:
-        return {"path": path, "statementMap": {"0": _stmt(2), "1": _stmt(3)},
-                "s": {"0": 1, "1": 0}}
-
-    report = {p: entry(p) for p in (
-        "/repo/src/index.ts", "/repo/lib/util.js", "/repo/src/index.test.ts",
-        "/repo/test/helpers.js", "/repo/node_modules/dep/index.js",
+    ran = [(2, 2, 1), (3, 3, 0)]
+    statements = {p: ran for p in (
+        "/repo/src/index.ts", "/repo/lib/util.js", "file:///repo/lib/url.mjs",
+        "/repo/src/index.test.ts", "/repo/test/helpers.js", "/repo/node_modules/dep/index.js",
         "/opt/deps/node_modules/dep/index.js", "/repo/jest.setup.ts", "/repo/types.d.ts",
-        "/elsewhere/x.js")}
-    report["/repo/empty.js"] = {"path": "/repo/empty.js", "statementMap": {"0": _stmt(1)},
-                                "s": {"0": 0}}
-    assert executed_lines(report, "/repo") == {"src/index.ts": {2}, "lib/util.js": {2}}
+        "/elsewhere/x.js", "/repo/../etc/x.js")}
+    statements["/repo/never.js"] = [(1, 1, 0)]
+    assert executed_lines(statements, "/repo") == {
+        "src/index.ts": {2}, "lib/util.js": {2}, "lib/url.mjs": {2}}
 
 
-def test_executed_lines_reject_what_is_not_a_coverage_map():
-    with pytest.raises(ValueError):
-        executed_lines(["not", "a", "map"], "/repo")
+def test_per_file_statements_read_the_jest_reporters_lines():
+    text = "\n".join([
+        json.dumps({"file": "/repo/src/a.test.ts",
+                    "statements": {"/repo/src/a.ts": [[1, 1, 1], [2, 3, 0]]}}),
+        json.dumps({"file": "/elsewhere/b.test.ts", "statements": {}}),
+        json.dumps({"file": "/repo/src/c.test.ts", "statements": {"/repo/c.ts": [["x"]]}}),
+        '{"file": "/repo/src/d.test.ts", "statem',  # cut short when the run was killed
+    ])
+    assert list(per_file_statements(text, "/repo")) == [
+        ("src/a.test.ts", {"/repo/src/a.ts": [(1, 1, 1), (2, 3, 0)]})]
 
 
 # ---------------------------------------------------------------------------------------
@@ -115,11 +127,12 @@ def test_group_by_file_and_merge():
 # command lines and install steps
 
 
-def _command(runner: str, project_args: tuple[str, ...] = ()) -> list[str]:
+def _command(runner: str, project_args: tuple[str, ...] = (), *,
+             together: bool = False) -> list[str]:
     inv = Invocation(scratch="/tmp/s", project_args=project_args,
                      select=["src/a.test.ts > suite > one"])
     r = runner_for(runner)
-    return shlex.split(coverage_command(r, r.command(inv), "/tmp/s/coverage"))
+    return shlex.split(coverage_command(r, r.command(inv), "/tmp/s", together=together))
 
 
 def test_jest_command_turns_v8_coverage_on_and_keeps_the_judged_command():
@@ -129,6 +142,11 @@ def test_jest_command_turns_v8_coverage_on_and_keeps_the_judged_command():
             "--coverageDirectory=/tmp/s/coverage", "--env", "node",
             "--reporters=/tmp/s/rg-jest.cjs"} <= set(argv)
     assert argv[-2:] == ["--runTestsByPath", "src/a.test.ts"]
+    assert "--reporters=/tmp/s/rg-jest-coverage.cjs" not in argv
+    together = _command("jest", together=True)
+    assert together.index("--reporters=/tmp/s/rg-jest-coverage.cjs") < together.index(
+        "--runTestsByPath")
+    assert "--reporters=/tmp/s/rg-jest.cjs" in together
 
 
 def test_vitest_command_turns_v8_coverage_on_after_run():
@@ -147,6 +165,17 @@ def test_mocha_command_runs_under_c8_writing_into_the_scratch_dir():
     assert argv[0] == "c8" and {"--reporter=json", "--report-dir=/tmp/s/coverage",
                                 "--temp-directory=/tmp/s/coverage/v8"} <= set(argv[:at])
     assert argv[-1] == "src/a.test.ts"
+
+
+def test_a_preloaded_reporter_goes_to_the_runner_not_to_c8():
+    inv = Invocation(scratch="/tmp/s", select=["test/a.js > one"])
+    uvu = runner_for("uvu")
+    argv = shlex.split(coverage_command(uvu, uvu.command(inv), "/tmp/s",
+                                        runner_env=uvu.env(inv)))
+    at = argv.index("env")
+    assert argv[0] == "c8" and "--report-dir=/tmp/s/coverage" in argv[:at]
+    assert argv[at + 1] == "NODE_OPTIONS=--require /tmp/s/rg-uvu.cjs"
+    assert argv[at + 2] == "node_modules/.bin/uvu"
 
 
 def _project(tmp_path: Path, data: dict, lock: str | None = None) -> Project:
@@ -210,10 +239,17 @@ def test_vitest_step_restores_the_manifests_in_a_shell(tmp_path):
 
 @dataclass
 class Measured:
+    """A real repository's sandbox (open for the module), its baseline, its map."""
+
     repo: Path
     toolchain: JavaScriptToolchain
+    sandbox: Sandbox
     baseline: TestRun
     cov: CoverageMap
+
+    @property
+    def passing(self) -> list[str]:
+        return sorted(t for t, r in self.baseline.results.items() if r.outcome.ok)
 
     def line_of(self, path: str, text: str) -> int:
         lines = (self.repo / path).read_text().splitlines()
@@ -222,6 +258,13 @@ class Measured:
     def files_covering(self, path: str, text: str) -> set[str]:
         tests = self.cov.files.get(path, {}).get(self.line_of(path, text), ())
         return {self.toolchain.test_file(t) for t in tests}
+
+    def common_facts(self) -> None:
+        assert self.cov.files
+        assert not [p for p in self.cov.files if self.toolchain.is_test_file(p)]
+        in_map = {t for lines in self.cov.files.values() for tests in lines.values()
+                  for t in tests}
+        assert in_map and in_map <= set(self.baseline.results)
 
 
 def _measure(name: str, tmp: Path, base_image: str) -> Iterator[Measured]:
@@ -245,15 +288,8 @@ def _measure(name: str, tmp: Path, base_image: str) -> Iterator[Measured]:
         sandbox.reset()
         passing = sorted(t for t, r in baseline.results.items() if r.outcome.ok)
         cov = toolchain.coverage(sandbox, timeout=600, select=passing)
-    assert cov is not None
-    yield Measured(prepared.checkout.path, toolchain, baseline, cov)
-
-
-def _common_facts(m: Measured) -> None:
-    assert m.cov.files
-    assert not [p for p in m.cov.files if m.toolchain.is_test_file(p)]
-    in_map = {t for lines in m.cov.files.values() for tests in lines.values() for t in tests}
-    assert in_map and in_map <= set(m.baseline.results)
+        assert cov is not None
+        yield Measured(prepared.checkout.path, toolchain, sandbox, baseline, cov)
 
 
 @pytest.fixture(scope="module")
@@ -274,28 +310,57 @@ def mime_types(tmp_path_factory, base_image) -> Iterator[Measured]:
 @pytest.mark.docker
 @pytest.mark.slow
 def test_jest_ts_jest_maps_typescript_lines_to_the_test_files_that_run_them(ms):
-    _common_facts(ms)
+    ms.common_facts()
     assert set(ms.cov.files) == {"src/index.ts"}
     # inside parse(): the parse tests run it; the format tests never call parse
-    assert "src/parse.test.ts" in ms.files_covering("src/index.ts",
-                                                    "const n = parseFloat(value);")
-    assert "src/format.test.ts" not in ms.files_covering("src/index.ts",
-                                                         "const n = parseFloat(value);")
+    in_parse = ms.files_covering("src/index.ts", "const n = parseFloat(value);")
+    assert "src/parse.test.ts" in in_parse and "src/format.test.ts" not in in_parse
     # inside format(): the other way round
-    short = ms.files_covering("src/index.ts", "return options?.long ? fmtLong(ms)")
-    assert "src/format.test.ts" in short and "src/parse.test.ts" not in short
+    in_format = ms.files_covering("src/index.ts", "return options?.long ? fmtLong(ms)")
+    assert "src/format.test.ts" in in_format and "src/parse.test.ts" not in in_format
     # a line maps to every test of each file that runs it
-    parse_tests = {t for t in ms.baseline.results if t.startswith("src/parse.test.ts > ")
-                   and ms.baseline.results[t].outcome.ok}
+    parse_tests = {t for t in ms.passing if t.startswith("src/parse.test.ts > ")}
     line = ms.line_of("src/index.ts", "const n = parseFloat(value);")
     assert set(ms.cov.files["src/index.ts"][line]) >= parse_tests
 
 
 @pytest.mark.docker
 @pytest.mark.slow
+def test_jest_one_run_gives_every_files_coverage_apart(ms):
+    project = Project.read(ms.repo)
+    assert project is not None
+    by_file = group_by_file(ms.passing)
+    together = measure_together(ms.sandbox, project, runner_for("jest"), by_file, timeout=120)
+    assert set(together) == set(by_file) and len(by_file) == 4
+    assert merge(together.values()) == ms.cov
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_jest_files_the_one_run_did_not_give_are_run_alone_to_the_same_map(ms, caplog,
+                                                                           monkeypatch):
+    """The per-file reporter gives nothing (jest's internals not as it expects) and one
+    selected file does not exist: each real file is run alone, which measures what the one
+    run measured; the missing file is logged and left out."""
+    import repogym.toolchains.javascript as js
+
+    real = js.reporter_source
+    monkeypatch.setattr(js, "reporter_source", lambda name: (
+        "module.exports = class { onTestResult() {} };\n" if name == "rg-jest-coverage.cjs"
+        else real(name)))
+    missing = "src/missing.test.ts > nothing"
+    with caplog.at_level(logging.WARNING):
+        cov = ms.toolchain.coverage(ms.sandbox, timeout=300, select=[*ms.passing, missing])
+    assert cov == ms.cov
+    assert "one jest run measured 0 of 5 test file(s)" in caplog.text
+    assert "coverage of src/missing.test.ts: none of its tests ran" in caplog.text
+
+
+@pytest.mark.docker
+@pytest.mark.slow
 def test_vitest_maps_typescript_lines_to_the_spec_files_that_run_them(path_to_regexp):
     m = path_to_regexp
-    _common_facts(m)
+    m.common_facts()
     assert "src/cases.spec.ts" not in m.cov.files  # test data a spec imports is no source
     compile_body = "const fn = tokensToFunction(data.tokens, delimiter, encode);"
     assert m.files_covering("src/index.ts", compile_body) == {"src/index.spec.ts"}
@@ -307,8 +372,27 @@ def test_vitest_maps_typescript_lines_to_the_spec_files_that_run_them(path_to_re
 @pytest.mark.slow
 def test_mocha_under_c8_maps_lines_to_the_test_file(mime_types):
     m = mime_types
-    _common_facts(m)
+    m.common_facts()
     assert m.files_covering("index.js", "var extension = extname('x.' + path)") == {
         "test/test.js"}
     lookup = m.cov.files["index.js"][m.line_of("index.js", "var extension = extname(")]
-    assert len(lookup) == len(m.baseline.passing())
+    assert set(lookup) == set(m.passing)
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_a_file_that_cannot_run_contributes_nothing_and_the_rest_stands(mime_types, caplog):
+    m = mime_types
+    missing = "test/missing.js > nothing > here"
+    with caplog.at_level(logging.WARNING):
+        cov = m.toolchain.coverage(m.sandbox, timeout=300, select=[*m.passing, missing])
+    assert cov == m.cov
+    assert "coverage of test/missing.js" in caplog.text
+    assert m.toolchain.coverage(m.sandbox, timeout=300, select=[missing]) is None
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_a_map_of_every_test_when_nothing_is_selected(mime_types):
+    m = mime_types
+    assert m.toolchain.coverage(m.sandbox, timeout=300) == m.cov

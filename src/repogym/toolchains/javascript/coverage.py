@@ -24,10 +24,10 @@ from V8 itself (no instrumentation: the code runs as the judge runs it), as ista
 * vitest: ``--coverage.provider=v8``, which needs ``@vitest/coverage-v8`` of the installed
   vitest's version: :func:`coverage_tools_steps` adds it at environment build when the
   project lacks it. One run per test file;
-* mocha (and any runner after it): ``c8`` around the runner's command (V8 coverage through
+* mocha, uvu and any other runner: ``c8`` around the runner's command (V8 coverage through
   ``NODE_V8_COVERAGE``, honouring the source maps loaded code carries, ts-node's or tsx's),
   installed by :func:`coverage_tools_steps` into the environment's ``bin``. One run per
-  test file.
+  test file (these runners load every file in one process: coverage cannot be told apart).
 
 A statement's lines count when it ran, less those of a statement inside it that did not
 (a branch not taken); from V8 every statement is one line.
@@ -42,6 +42,9 @@ Limits:
 * the project's build (a ``pretest`` that builds) runs once, before the runs. Tests that
   read built output are attributed the sources' lines only when the build writes source
   maps; otherwise the lines are the built files' (``dist/``...), kept but never mutated;
+* jest before 25 has no V8 provider: no map there;
+* the run's settings are written here as :meth:`JavaScriptToolchain.run_tests` writes them
+  (the same reporter files and settings file): a change there must be made here too;
 * the project's own coverage settings still apply (jest's ``collectCoverageFrom``,
   vitest's ``coverage.include``/``exclude``, ``.c8rc``): what they exclude is not measured.
   Coverage thresholds may fail a run's exit code; the exit code is not read here.
@@ -65,7 +68,7 @@ from repogym.schemas.records import CoverageMap, Outcome, TestRun
 from repogym.toolchains.javascript import files
 from repogym.toolchains.javascript.project import Project
 from repogym.toolchains.javascript.report import parse_report, split_id
-from repogym.toolchains.javascript.runners import Invocation, Runner, runner_for
+from repogym.toolchains.javascript.runners import Invocation, Runner, runner_for, timeout_ms
 from repogym.toolchains.runs import exec_or_lost, read_or_empty
 
 if TYPE_CHECKING:
@@ -80,12 +83,12 @@ VITEST_V8 = "@vitest/coverage-v8"
 FILE_SHARE = 3
 # ... and none starts with less than this left
 MIN_FILE_SECONDS = 20.0
-# the files a package manager's `add` may rewrite: put back after the coverage tools install
 Statement = tuple[int, int, int]  # first line, last line, times run
 OUT = "coverage"  # the coverage tools' directory in a run's scratch directory
 ISTANBUL = "coverage-final.json"
 PER_FILE = "per-file.jsonl"  # rg-jest-coverage.cjs's output, beside coverage-final.json
 JEST_PER_FILE = "rg-jest-coverage.cjs"
+# the files a package manager's `add` may rewrite: put back after the coverage tools install
 MANIFESTS = ("package.json", "package-lock.json", "npm-shrinkwrap.json", "pnpm-lock.yaml",
              "pnpm-workspace.yaml", "yarn.lock")
 
@@ -172,28 +175,35 @@ def coverage_map(toolchain: "JavaScriptToolchain", sandbox: Sandbox, project: Pr
     by_file = group_by_file(ids)
     if not by_file or not _build(sandbox, project, timeout):
         return None
+    measured = measure_all(sandbox, project, runner, by_file, timeout=timeout,
+                           deadline=deadline)
+    return merge(measured.values()) if measured else None
+
+
+def measure_all(sandbox: Sandbox, project: Project, runner: Runner,
+                by_file: Mapping[str, Sequence[str]], *, timeout: float,
+                deadline: float) -> dict[str, FileCoverage]:
+    """Each test file's coverage (those measured): jest's in one run, then every file it did
+    not give in a run of its own, until ``deadline`` (``time.monotonic``)."""
     measured: dict[str, FileCoverage] = {}
     try:
         if runner.name == "jest" and len(by_file) > 1:
             measured = measure_together(sandbox, project, runner, by_file,
                                         timeout=timeout / FILE_SHARE)
-        for test_file, tests in by_file.items():
+        pending = [f for f in by_file if f not in measured]
+        for done, test_file in enumerate(pending):
             left = deadline - time.monotonic()
-            if test_file in measured:
-                continue
             if left < MIN_FILE_SECONDS:
                 log.warning("coverage: out of time, %d test file(s) not measured",
-                            len(set(by_file) - set(measured)))
+                            len(pending) - done)
                 break
-            got = measure_file(sandbox, project, runner, test_file, tests,
+            got = measure_file(sandbox, project, runner, test_file, by_file[test_file],
                                timeout=min(left, timeout / FILE_SHARE))
             if got is not None:
                 measured[test_file] = got
     except SandboxError as exc:  # lost, and a reset could not bring it back
         log.warning("coverage: the sandbox broke, measuring stopped: %s", exc)
-    if not measured:
-        return None
-    return merge(measured.values())
+    return measured
 
 
 def group_by_file(ids: Iterable[str]) -> dict[str, tuple[str, ...]]:
@@ -276,18 +286,17 @@ def measure_together(sandbox: Sandbox, project: Project, runner: Runner,
     """
     tests = [t for file_tests in by_file.values() for t in file_tests]
     done = run_with_coverage(sandbox, project, runner, tests, timeout=timeout, together=True)
+    if done is None:
+        return {}
     out: dict[str, FileCoverage] = {}
-    for test_file, statements in per_file_statements(done.per_file if done else "",
-                                                     sandbox.repo_dir):
-        if done is None or test_file not in by_file or test_file in out:
-            continue
-        if ran := done.ran(by_file[test_file]):
+    for test_file, statements in per_file_statements(done.per_file, sandbox.repo_dir):
+        ran = done.ran(by_file.get(test_file, ()))
+        if ran and test_file not in out:
             out[test_file] = FileCoverage(test_file=test_file, tests=ran,
                                           lines=executed_lines(statements, sandbox.repo_dir))
     if len(out) < len(by_file):
         log.warning("coverage: one jest run measured %d of %d test file(s), the rest run "
-                    "alone%s", len(out), len(by_file),
-                    f": {done.log_tail}" if done is not None and not out else "")
+                    "alone: %s", len(out), len(by_file), done.log_tail)
     return out
 
 
@@ -319,10 +328,12 @@ def run_with_coverage(sandbox: Sandbox, project: Project, runner: Runner,
     from repogym.toolchains.javascript import RUN_ENV
 
     scratch = sandbox.scratch_path()
-    report, nonce, config = _place_reporters(sandbox, runner, scratch, together=together)
+    report, nonce, config = _place_reporters(sandbox, runner, scratch, tests,
+                                             together=together)
     inv = Invocation(scratch=scratch, project_args=tuple(project.runner_args(runner.name)),
                      select=tests)
-    cmd = coverage_command(runner, runner.command(inv), scratch, together=together)
+    cmd = coverage_command(runner, runner.command(inv), scratch, together=together,
+                           runner_env=runner.env(inv))
     result, lost = exec_or_lost(sandbox, cmd, timeout=timeout,
                                 env={**RUN_ENV, "REPOGYM_JS_CONFIG": config})
     if lost:
@@ -340,24 +351,30 @@ def run_with_coverage(sandbox: Sandbox, project: Project, runner: Runner,
                        log_tail=(result.stdout + result.stderr)[-300:].strip())
 
 
-def coverage_command(runner: Runner, command: str, scratch: str, *,
-                     together: bool = False) -> str:
+def coverage_command(runner: Runner, command: str, scratch: str, *, together: bool = False,
+                     runner_env: Mapping[str, str] | None = None) -> str:
     """The runner's command line (as :meth:`Runner.command` builds it) with coverage on,
     written as istanbul JSON into ``<scratch>/coverage``; ``together`` (jest): each test
-    file's coverage apart too, by ``rg-jest-coverage.cjs`` from ``scratch``."""
+    file's coverage apart too, by ``rg-jest-coverage.cjs`` from ``scratch``.
+    ``runner_env`` (:meth:`Runner.env`) is set for the runner's process only, through
+    ``env``: c8 must not load a reporter the runner preloads (the reporter takes the run's
+    settings file as it loads, and the runner would find none)."""
     argv = shlex.split(command)
     out = f"{scratch}/{OUT}"
     if runner.name == "jest":
         extra = [f"--reporters={scratch}/{JEST_PER_FILE}"] if together else []
-        return shlex.join(_with_options(argv, 1, "--coverage=false", [
+        argv = _with_options(argv, 1, "--coverage=false", [
             "--coverage=true", "--coverageProvider=v8", "--coverageReporters=json",
-            f"--coverageDirectory={out}", *extra]))
-    if runner.name == "vitest":
-        return shlex.join(_with_options(argv, 2 if argv[1:2] == ["run"] else 1,
-                                        "--coverage.enabled=false", [
-            "--coverage.enabled=true", "--coverage.provider=v8",
-            "--coverage.reporter=json", f"--coverage.reportsDirectory={out}",
-            "--coverage.reportOnFailure=true", "--coverage.thresholds.autoUpdate=false"]))
+            f"--coverageDirectory={out}", *extra])
+    elif runner.name == "vitest":
+        argv = _with_options(argv, 2 if argv[1:2] == ["run"] else 1, "--coverage.enabled=false", [
+            "--coverage.enabled=true", "--coverage.provider=v8", "--coverage.reporter=json",
+            f"--coverage.reportsDirectory={out}", "--coverage.reportOnFailure=true",
+            "--coverage.thresholds.autoUpdate=false"])
+    if runner_env:
+        argv = ["env", *(f"{k}={v}" for k, v in sorted(runner_env.items())), *argv]
+    if runner.name in ("jest", "vitest"):
+        return shlex.join(argv)
     return shlex.join(["c8", "--reporter=json", f"--report-dir={out}",
                        f"--temp-directory={out}/v8", "--all=false", "--clean=true", *argv])
 
@@ -368,25 +385,27 @@ def _with_options(argv: list[str], at: int, drop: str, options: list[str]) -> li
     return [*kept[:at], *options, *kept[at:]]
 
 
-def _place_reporters(sandbox: Sandbox, runner: Runner, scratch: str, *,
+def _place_reporters(sandbox: Sandbox, runner: Runner, scratch: str, tests: Sequence[str], *,
                      together: bool) -> tuple[str, str, str]:
-    """Write the runner's reporter and the run's settings (as a judged run does), and the
-    per-file coverage reporter for ``together``: the report's path, the nonce, the
-    settings file's path."""
+    """Write the runner's reporter files and the run's settings as a judged run of ``tests``
+    does (and, ``together``, the per-file coverage reporter): the report's path, the nonce,
+    the settings file's path."""
     from repogym.toolchains.javascript import reporter_source
 
     report = f"{scratch}/r-{secrets.token_hex(8)}.jsonl"
     nonce = secrets.token_hex(16)
     config = f"{scratch}/c-{secrets.token_hex(8)}.json"
-    for reporter in ("rg-common.cjs", runner.reporter, *([JEST_PER_FILE] if together else [])):
+    for reporter in (*runner.files, *([JEST_PER_FILE] if together else [])):
         sandbox.write_file(f"{scratch}/{reporter}", reporter_source(reporter))
-    sandbox.write_file(config, json.dumps({"report": report, "nonce": nonce,
-                                           "root": sandbox.repo_dir}))
+    sandbox.write_file(config, json.dumps({
+        "report": report, "nonce": nonce, "root": sandbox.repo_dir, "select": sorted(tests),
+        "exclude": [], "test_timeout_ms": timeout_ms(None)}))
     return report, nonce, config
 
 
 # ---------------------------------------------------------------------------------------
 # istanbul JSON
+
 
 def istanbul_statements(report: Any) -> dict[str, list[Statement]]:
     """istanbul's ``coverage-final.json`` -> file -> its statements."""
@@ -491,7 +510,7 @@ def _tool_missing(sandbox: Sandbox, runner: Runner) -> str | None:
 def _every_test(toolchain: "JavaScriptToolchain", sandbox: Sandbox,
                 timeout: float) -> list[str]:
     """The tests a plain run reports (for a map of every test)."""
-    run = toolchain.run_tests(sandbox, timeout=timeout)
+    run = toolchain.run_tests(sandbox, timeout=timeout, check_runner=False)
     return [t for t, r in run.results.items() if r.outcome is not Outcome.skipped]
 
 
@@ -512,5 +531,5 @@ def _build(sandbox: Sandbox, project: Project, timeout: float) -> bool:
 
 __all__ = ["CoverageRun", "FileCoverage", "coverage_command", "coverage_map",
            "coverage_tools_steps", "executed_lines", "group_by_file", "istanbul_statements",
-           "measure_file", "measure_together", "merge", "per_file_statements",
+           "measure_all", "measure_file", "measure_together", "merge", "per_file_statements",
            "statement_lines"]
