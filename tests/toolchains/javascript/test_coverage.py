@@ -342,7 +342,7 @@ def test_jest_files_the_one_run_did_not_give_are_run_alone_to_the_same_map(ms, c
     """The per-file reporter gives nothing (jest's internals not as it expects) and one
     selected file does not exist: each real file is run alone, which measures what the one
     run measured; the missing file is logged and left out."""
-    import repogym.toolchains.javascript as js
+    import repogym.toolchains.javascript.placed as js
 
     real = js.reporter_source
     monkeypatch.setattr(js, "reporter_source", lambda name: (

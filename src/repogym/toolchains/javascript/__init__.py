@@ -17,13 +17,12 @@ report's path nor the nonce in its environment.
 from __future__ import annotations
 
 import json
-import secrets
 import shlex
 import subprocess
 from pathlib import Path, PurePosixPath
 from typing import Collection, Mapping, Sequence
 
-from repogym.errors import NoTestsError, SandboxError
+from repogym.errors import NoTestsError
 from repogym.layout import VENV
 from repogym.sandboxes.base import Sandbox
 from repogym.schemas.calls import FailureReading
@@ -41,17 +40,13 @@ from repogym.toolchains.javascript.canary import Canary, plant
 from repogym.toolchains.javascript.coverage import coverage_tools_steps
 from repogym.toolchains.javascript.failures import read_failure
 from repogym.toolchains.javascript.layer import node_layer
+from repogym.toolchains.javascript.placed import PlacedRun
 from repogym.toolchains.javascript.project import Project, find_project
 from repogym.toolchains.javascript.report import parse_report, split_id
-from repogym.toolchains.javascript.runners import Invocation, runner_for, timeout_ms
+from repogym.toolchains.javascript.runners import Invocation, runner_for
 from repogym.toolchains.runs import exec_or_lost, salvaged, text_or_none
 
 RECIPE_VERSION = "js-1"
-REPORTERS = "repogym.toolchains.javascript.reporters"
-# every run: nothing from the environment that changes how node starts. Colour and CI
-# variables are left as the runner sets them: libraries under test read them too (kleur's
-# tests expect the FORCE_COLOR uvu sets); runners are told not to watch by their flags.
-RUN_ENV = {"NODE_OPTIONS": "", "npm_config_update_notifier": "false"}
 CACHE_DIRS = ("~/.npm", "~/.cache", "~/.local/share/pnpm", "~/.yarn/berry/cache",
               "~/.pnpm-store")
 
@@ -125,16 +120,9 @@ class JavaScriptToolchain(Toolchain):
         if canary.tests:
             select = [*(select or ()), *canary.tests]
             exitfirst = False  # the canary fails by design: the run must go on
-        scratch = sandbox.scratch_path()
-        report = f"{scratch}/r-{secrets.token_hex(8)}.jsonl"
-        nonce = secrets.token_hex(16)
-        config = f"{scratch}/c-{secrets.token_hex(8)}.json"
-        for reporter in runner.files:
-            sandbox.write_file(f"{scratch}/{reporter}", reporter_source(reporter))
-        sandbox.write_file(config, json.dumps({
-            "report": report, "nonce": nonce, "root": sandbox.repo_dir,
-            "select": sorted(select) if select is not None else None, "exclude": sorted(exclude),
-            "test_timeout_ms": timeout_ms(limits)}))
+        placed = PlacedRun.place(sandbox, runner, select=select, exclude=exclude,
+                                 limits=limits)
+        scratch = placed.scratch
         inv = Invocation(scratch=scratch, project_args=tuple(project.runner_args(name)),
                          select=select, exclude=exclude, collect=collect, limits=limits,
                          exitfirst=exitfirst)
@@ -142,16 +130,13 @@ class JavaScriptToolchain(Toolchain):
         build = project.build_script()
         if build:
             cmd = f"npm run --silent {shlex.quote(build)} && {cmd}"
-        env = {**RUN_ENV, **runner.env(inv), "REPOGYM_JS_CONFIG": config}
-        result, lost = exec_or_lost(sandbox, cmd, timeout=timeout, env=env)
-        try:
-            raw = salvaged(sandbox, report, lost)
-        except SandboxError:
-            raise
+        result, lost = exec_or_lost(sandbox, cmd, timeout=timeout,
+                                    env=placed.env(runner.env(inv)))
+        raw = salvaged(sandbox, placed.report, lost)
         if not lost:
             sandbox.exec(["rm", "-rf", scratch], timeout=30)
         log = (result.stdout + result.stderr)[-4000:]
-        run = parse_report(raw, nonce=nonce, exit_code=result.exit_code,
+        run = parse_report(raw, nonce=placed.nonce, exit_code=result.exit_code,
                            duration=result.duration, timed_out=result.timed_out, log_tail=log)
         if select is not None:  # jest and vitest list the tests a name filter left out
             wanted = set(select)
@@ -204,12 +189,6 @@ def install_steps(project: Project) -> list[str]:
         steps.append(f"npm run --silent {shlex.quote(build)}")
     steps.append("rm -rf " + " ".join(CACHE_DIRS))
     return steps
-
-
-def reporter_source(name: str) -> str:
-    from importlib import resources
-
-    return resources.files(REPORTERS).joinpath(name).read_text()
 
 
 def _project_in(sandbox: Sandbox) -> Project:

@@ -43,8 +43,8 @@ Limits:
   read built output are attributed the sources' lines only when the build writes source
   maps; otherwise the lines are the built files' (``dist/``...), kept but never mutated;
 * jest before 25 has no V8 provider: no map there;
-* the run's settings are written here as :meth:`JavaScriptToolchain.run_tests` writes them
-  (the same reporter files and settings file): a change there must be made here too;
+* the runs' files are placed as every run places them
+  (:class:`~repogym.toolchains.javascript.placed.PlacedRun`);
 * the project's own coverage settings still apply (jest's ``collectCoverageFrom``,
   vitest's ``coverage.include``/``exclude``, ``.c8rc``): what they exclude is not measured.
   Coverage thresholds may fail a run's exit code; the exit code is not read here.
@@ -54,7 +54,6 @@ from __future__ import annotations
 
 import json
 import logging
-import secrets
 import shlex
 import time
 from dataclasses import dataclass
@@ -66,9 +65,10 @@ from repogym.layout import VENV
 from repogym.sandboxes.base import Sandbox
 from repogym.schemas.records import CoverageMap, Outcome, TestRun
 from repogym.toolchains.javascript import files
+from repogym.toolchains.javascript.placed import RUN_ENV, PlacedRun
 from repogym.toolchains.javascript.project import Project
 from repogym.toolchains.javascript.report import parse_report, split_id
-from repogym.toolchains.javascript.runners import Invocation, Runner, runner_for, timeout_ms
+from repogym.toolchains.javascript.runners import Invocation, Runner, runner_for
 from repogym.toolchains.runs import exec_or_lost, read_or_empty
 
 if TYPE_CHECKING:
@@ -325,17 +325,14 @@ def run_with_coverage(sandbox: Sandbox, project: Project, runner: Runner,
     Raises:
         SandboxError: the sandbox broke and could not be reset.
     """
-    from repogym.toolchains.javascript import RUN_ENV
-
-    scratch = sandbox.scratch_path()
-    report, nonce, config = _place_reporters(sandbox, runner, scratch, tests,
-                                             together=together)
+    placed = PlacedRun.place(sandbox, runner, select=tests,
+                             extra=[JEST_PER_FILE] if together else [])
+    scratch, report, nonce = placed.scratch, placed.report, placed.nonce
     inv = Invocation(scratch=scratch, project_args=tuple(project.runner_args(runner.name)),
                      select=tests)
     cmd = coverage_command(runner, runner.command(inv), scratch, together=together,
                            runner_env=runner.env(inv))
-    result, lost = exec_or_lost(sandbox, cmd, timeout=timeout,
-                                env={**RUN_ENV, "REPOGYM_JS_CONFIG": config})
+    result, lost = exec_or_lost(sandbox, cmd, timeout=timeout, env=placed.env())
     if lost:
         log.warning("coverage run of %d test(s): %s", len(tests), lost)
         sandbox.reset()
@@ -383,24 +380,6 @@ def _with_options(argv: list[str], at: int, drop: str, options: list[str]) -> li
     """``argv`` less the word ``drop``, with ``options`` inserted at index ``at``."""
     kept = [word for word in argv if word != drop]
     return [*kept[:at], *options, *kept[at:]]
-
-
-def _place_reporters(sandbox: Sandbox, runner: Runner, scratch: str, tests: Sequence[str], *,
-                     together: bool) -> tuple[str, str, str]:
-    """Write the runner's reporter files and the run's settings as a judged run of ``tests``
-    does (and, ``together``, the per-file coverage reporter): the report's path, the nonce,
-    the settings file's path."""
-    from repogym.toolchains.javascript import reporter_source
-
-    report = f"{scratch}/r-{secrets.token_hex(8)}.jsonl"
-    nonce = secrets.token_hex(16)
-    config = f"{scratch}/c-{secrets.token_hex(8)}.json"
-    for reporter in (*runner.files, *([JEST_PER_FILE] if together else [])):
-        sandbox.write_file(f"{scratch}/{reporter}", reporter_source(reporter))
-    sandbox.write_file(config, json.dumps({
-        "report": report, "nonce": nonce, "root": sandbox.repo_dir, "select": sorted(tests),
-        "exclude": [], "test_timeout_ms": timeout_ms(None)}))
-    return report, nonce, config
 
 
 # ---------------------------------------------------------------------------------------
@@ -516,8 +495,6 @@ def _every_test(toolchain: "JavaScriptToolchain", sandbox: Sandbox,
 
 def _build(sandbox: Sandbox, project: Project, timeout: float) -> bool:
     """The project's build before the tests (once, not per file); False when it failed."""
-    from repogym.toolchains.javascript import RUN_ENV
-
     build = project.build_script()
     if not build:
         return True
