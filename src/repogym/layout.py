@@ -4,7 +4,9 @@ environment builder, the graders and the exporters.
     /repo                     the repository under test (``REPO_DIR``), owned by ``USER``
     /opt/venv                 the virtualenv the install steps and the tests run in
     /opt/deps                 dependency folders the install left in the work tree
-                              (``node_modules``), read-only, linked from where they were
+                              (``node_modules``), read-only, linked from where they were;
+                              their ``.cache`` links to ``/tmp/repogym-tool-cache``
+                              (``TOOL_CACHE``), which a run makes and a reset empties
     /opt/repogym              what a reset restores (``STATE``): the pinned commit's snapshot
     /opt/repogym-task         an exported task's grading kit (``TASK_DIR``): the grader,
                               its report plugin, the task's git dir and spec
@@ -24,10 +26,11 @@ HOME = f"/home/{USER}"
 REPO_DIR = "/repo"
 VENV = "/opt/venv"
 DEPS = "/opt/deps"
+TOOL_CACHE = "/tmp/repogym-tool-cache"
 STATE = "/opt/repogym"
 TASK_DIR = "/opt/repogym-task"
 SCRATCH = "/var/tmp"
 TMPFS_MOUNTS = ("/tmp", "/dev/shm")
 
-__all__ = ["DEPS", "HOME", "REPO_DIR", "SCRATCH", "STATE", "TASK_DIR", "TMPFS_MOUNTS", "UID", "USER",
+__all__ = ["DEPS", "HOME", "TOOL_CACHE", "REPO_DIR", "SCRATCH", "STATE", "TASK_DIR", "TMPFS_MOUNTS", "UID", "USER",
            "VENV"]

@@ -49,7 +49,7 @@ from docker.types import Ulimit
 
 from repogym.config import Settings
 from repogym.errors import ImageBuildError, InstallError, SandboxError
-from repogym.layout import DEPS, HOME, REPO_DIR, STATE, UID, USER, VENV
+from repogym.layout import DEPS, HOME, REPO_DIR, STATE, TOOL_CACHE, UID, USER, VENV
 from repogym.sandboxes.base import ExecResult
 from repogym.sandboxes.docker_exec import run_exec
 from repogym.sandboxes.engine import ENGINE_ERRORS, engine_trouble, remove_container
@@ -94,7 +94,8 @@ def vendor_script(names: tuple[str, ...], deps: str = DEPS) -> str:
     """Move every untracked folder of one of ``names`` (``node_modules``, at any depth but
     not inside another) from the work tree to ``deps``, leave a link where it was, and hand
     it to root: a reset restores the link, and code under test cannot change what the
-    environment installed."""
+    environment installed. Its ``.cache`` (where ava, babel and others keep caches) becomes
+    a link to :data:`~repogym.layout.TOOL_CACHE`, a temporary folder a reset empties."""
     found = " -o ".join(f"-name {shlex.quote(n)}" for n in names)
     return f"""set -e
 cd {REPO_DIR}
@@ -105,8 +106,9 @@ find . -name .git -prune -o -type d \\( {found} \\) -prune -print | while read -
   mkdir -p "$(dirname "{deps}/$rel")"
   mv "$d" "{deps}/$rel"
   ln -s "{deps}/$rel" "$d"
+  rm -rf "{deps}/$rel/.cache" && ln -s {TOOL_CACHE} "{deps}/$rel/.cache"
 done
-chown -R root:root {deps}
+chown -R -h root:root {deps}
 """
 
 

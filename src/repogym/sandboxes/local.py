@@ -41,6 +41,7 @@ from typing import IO
 
 from repogym.config import Settings
 from repogym.errors import ImageBuildError, InstallError, SandboxError
+from repogym.layout import TOOL_CACHE
 from repogym.sandboxes.base import ExecResult, Limits, Sandbox, SandboxProvider, as_shell
 from repogym.sandboxes.channel import Channel, popen_channel
 from repogym.schemas.records import EnvImage, EnvSpec
@@ -390,6 +391,11 @@ def vendor_local(repo: Path, deps: Path, names: Sequence[str]) -> None:
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.move(str(folder), target)
         folder.symlink_to(target, target_is_directory=True)
+        cache = target / ".cache"
+        if cache.is_dir() and not cache.is_symlink():
+            shutil.rmtree(cache)
+        cache.unlink(missing_ok=True)
+        cache.symlink_to(TOOL_CACHE, target_is_directory=True)
 
 
 def _vendored_folders(repo: Path, names: set[str]) -> Iterator[Path]:

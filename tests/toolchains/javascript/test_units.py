@@ -314,7 +314,10 @@ def test_canaries_load_what_the_test_file_loads_and_check_in_its_styles(
     dequal = (clones["lukeed+dequal"] / "test" / "index.js").read_text()
     [(path, body)] = plant({"test/index.js": dequal}, "uvu").files.items()
     assert "assert.is(1, 2);" in body and body.rstrip().endswith("__rgTest.run();")
-    assert plant({"test.js": "import test from 'ava'"}, "ava").files == {}
+    [(path, body)] = plant({"test.js": "import test from 'ava'\n"}, "ava").files.items()
+    assert path.startswith("rg") and path.endswith(".test.js")  # ava's globs must take it
+    assert body.startswith("import test from 'ava'") and "t.is(1, 2);" in body
+    assert plant({"test.js": "import test from 'ava'"}, "tap").files == {}
 
 
 def test_a_canary_that_passes_makes_the_run_untrusted() -> None:
@@ -331,3 +334,64 @@ def test_a_canary_that_passes_makes_the_run_untrusted() -> None:
     assert failed.trusted and list(failed.results) == [real.nodeid]
     neutralised = canary.check(run(Outcome.passed))
     assert not neutralised.trusted and "neutralised the assertions" in neutralised.problems[0]
+
+
+# -- ava's TAP -----------------------------------------------------------------------------
+
+AVA_TAP = """TAP version 13
+ok 1 - api › camelCase
+not ok 2 - api › pascal case
+  ---
+    name: AssertionError
+    assertion: t.is()
+    values:
+      'Difference (- actual, + expected):': |-
+        - 'fooBar'
+        + 'FooBar'
+  ...
+ok 3 - cli › prints # SKIP
+ok 4 - cli › later # TODO
+
+1..4
+# tests 4
+# pass 1
+# skip 1
+# todo 1
+# fail 1
+"""
+AVA_CRASH = """TAP version 13
+not ok 1 - Error [ERR_UNSUPPORTED_DIR_IMPORT]: Directory import '/repo/' is not supported
+  ---
+    name: Error
+  ...
+not ok 2 - test.js exited with a non-zero exit code: 1
+
+1..0
+# tests 0
+# pass 0
+# fail 2
+"""
+
+
+def test_ava_tap_is_read_back_to_each_files_tests() -> None:
+    from repogym.toolchains.javascript.tap import parse_tap
+
+    run = parse_tap(AVA_TAP, ["test/api.js", "test/cli.test.js"], exit_code=1, duration=1)
+    assert run.trusted, run.problems
+    assert run.outcome("test/api.js > camelCase") is Outcome.passed
+    failed = run.results["test/api.js > pascal case"]
+    assert failed.outcome is Outcome.failed and "Difference (- actual" in failed.message
+    assert run.outcome("test/cli.test.js > prints") is Outcome.skipped
+    crash = parse_tap(AVA_CRASH, ["test.js"], exit_code=1, duration=1)
+    assert crash.trusted and not crash.results and len(crash.collection_errors) == 2
+
+
+def test_forged_or_inconsistent_tap_is_not_believed() -> None:
+    from repogym.toolchains.javascript.tap import parse_tap
+
+    files = ["test/api.js", "test/cli.test.js"]
+    forged = AVA_TAP.replace("ok 3 - cli", "ok 7 - api › pascal case\nok 3 - cli")
+    assert not parse_tap(forged, files, exit_code=1, duration=1).trusted
+    assert not parse_tap(AVA_TAP, files, exit_code=0, duration=1).trusted  # exit says pass
+    truncated = AVA_TAP.split("\n1..4")[0]
+    assert not parse_tap(truncated, files, exit_code=1, duration=1).finished

@@ -23,7 +23,7 @@ from pathlib import Path, PurePosixPath
 from typing import Collection, Mapping, Sequence
 
 from repogym.errors import NoTestsError
-from repogym.layout import VENV
+from repogym.layout import TOOL_CACHE, VENV
 from repogym.sandboxes.base import Sandbox
 from repogym.schemas.calls import FailureReading
 from repogym.schemas.records import (
@@ -44,9 +44,10 @@ from repogym.toolchains.javascript.placed import PlacedRun
 from repogym.toolchains.javascript.project import Project, find_project
 from repogym.toolchains.javascript.report import parse_report, split_id
 from repogym.toolchains.javascript.runners import Invocation, runner_for
+from repogym.toolchains.javascript.tap import parse_tap
 from repogym.toolchains.runs import exec_or_lost, salvaged, text_or_none
 
-RECIPE_VERSION = "js-1"
+RECIPE_VERSION = "js-2"
 CACHE_DIRS = ("~/.npm", "~/.cache", "~/.local/share/pnpm", "~/.yarn/berry/cache",
               "~/.pnpm-store")
 
@@ -120,6 +121,8 @@ class JavaScriptToolchain(Toolchain):
         if canary.tests:
             select = [*(select or ()), *canary.tests]
             exitfirst = False  # the canary fails by design: the run must go on
+        if runner.tap and not select and not collect:
+            collect = self._test_files(sandbox)  # TAP titles are read back by their files
         placed = PlacedRun.place(sandbox, runner, select=select, exclude=exclude,
                                  limits=limits)
         scratch = placed.scratch
@@ -130,14 +133,21 @@ class JavaScriptToolchain(Toolchain):
         build = project.build_script()
         if build:
             cmd = f"npm run --silent {shlex.quote(build)} && {cmd}"
+        cmd = f"mkdir -p {TOOL_CACHE} && {cmd}"
         result, lost = exec_or_lost(sandbox, cmd, timeout=timeout,
                                     env=placed.env(runner.env(inv)))
-        raw = salvaged(sandbox, placed.report, lost)
+        raw = "" if runner.tap else salvaged(sandbox, placed.report, lost)
         if not lost:
             sandbox.exec(["rm", "-rf", scratch], timeout=30)
         log = (result.stdout + result.stderr)[-4000:]
-        run = parse_report(raw, nonce=placed.nonce, exit_code=result.exit_code,
-                           duration=result.duration, timed_out=result.timed_out, log_tail=log)
+        if runner.tap:
+            run = parse_tap(result.stdout, inv.files, exit_code=result.exit_code,
+                            duration=result.duration, timed_out=result.timed_out,
+                            log_tail=result.stderr[-4000:])
+        else:
+            run = parse_report(raw, nonce=placed.nonce, exit_code=result.exit_code,
+                               duration=result.duration, timed_out=result.timed_out,
+                               log_tail=log)
         if select is not None:  # jest and vitest list the tests a name filter left out
             wanted = set(select)
             run = run.model_copy(update={"results": {
@@ -146,6 +156,15 @@ class JavaScriptToolchain(Toolchain):
         if canary.files and not lost:
             sandbox.exec(["rm", "-f", *canary.files], timeout=30)
         return canary.check(run).model_copy(update={"sandbox_lost": lost})
+
+    def _test_files(self, sandbox: Sandbox) -> list[str]:
+        """The work tree's test files (not fixtures, helpers or type tests)."""
+        listed = sandbox.exec(["git", "ls-files", "-z"], timeout=60)
+        paths = [p for p in listed.stdout.split("\0") if p] if listed.ok else []
+        return sorted(p for p in paths if self.is_test_file(p)
+                      and p.endswith(files.SOURCE_SUFFIXES) and "-d." not in p
+                      and not {"fixtures", "helpers", "__fixtures__"}.intersection(p.split("/"))
+                      and not p.rsplit("/", 1)[-1].startswith("_"))
 
     def _canary(self, sandbox: Sandbox, runner: str, select: Sequence[str] | None) -> Canary:
         """Checks that must fail, planted beside the selected tests' files (see

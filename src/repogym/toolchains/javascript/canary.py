@@ -40,7 +40,9 @@ _UVU_ASSERT = re.compile(
     r"|(?:const|let|var)\s+(\w+)\s*=\s*require\(\s*['\"]uvu/assert['\"]\s*\)")
 _UVU_NAMED = re.compile(r"import\s*\{([^}]*)\}\s*from\s*['\"]uvu/assert['\"]"
                         r"|(?:const|let|var)\s*\{([^}]*)\}\s*=\s*require\(\s*['\"]uvu/assert")
-CANARY_RUNNERS = frozenset({"jest", "vitest", "mocha", "uvu"})
+_AVA = re.compile(r"import\s+(\w+)\s+from\s+['\"]ava['\"]"
+                  r"|(?:const|let|var)\s+(\w+)\s*=\s*require\(\s*['\"]ava['\"]\s*\)")
+CANARY_RUNNERS = frozenset({"jest", "vitest", "mocha", "uvu", "ava"})
 
 
 @dataclass
@@ -74,7 +76,7 @@ def plant(files: dict[str, str], runner: str) -> Canary:
     if runner not in CANARY_RUNNERS:
         return canary
     for path, text in sorted(files.items()):
-        planted = _uvu(path, text) if runner == "uvu" else _one(path, text)
+        planted = {"uvu": _uvu, "ava": _ava}.get(runner, _one)(path, text)
         if planted is not None:
             where, body, ids = planted
             canary.files[where] = body
@@ -108,6 +110,20 @@ def _uvu(path: str, text: str) -> tuple[str, str, list[str]] | None:
     lines = [*_loads(path, text), head]
     lines += [f"__rgTest({_js(t)}, () => {{ {c} }});" for t, c in zip(titles, checks)]
     lines.append("__rgTest.run();")
+    return where, "\n".join(lines) + "\n", [test_id(where, [t]) for t in titles]
+
+
+def _ava(path: str, text: str) -> tuple[str, str, list[str]] | None:
+    """ava: ``test(title, t => ...)`` with the binding the test file gives ava."""
+    m = _AVA.search(text)
+    if m is None:
+        return None
+    test = m.group(1) or m.group(2)
+    checks = ["t.is(1, 2);", "t.deepEqual([1], [2]);", "t.true(false);"]
+    where = _sibling(path)
+    titles = [f"{secrets.choice(_WORDS)} case {secrets.token_hex(3)}" for _ in checks]
+    lines = [*_loads(path, text)]
+    lines += [f"{test}({_js(t)}, (t) => {{ {c} }});" for t, c in zip(titles, checks)]
     return where, "\n".join(lines) + "\n", [test_id(where, [t]) for t in titles]
 
 
@@ -163,7 +179,12 @@ def _sibling(path: str) -> str:
     p = PurePosixPath(path)
     stem = f"rg{secrets.token_hex(4)}"
     m = re.search(r"\.(test|spec)(\.[cm]?[jt]sx?)$", p.name)
-    name = f"{stem}.{m.group(1)}{m.group(2)}" if m else f"{stem}{_suffix(p)}"
+    if m:
+        name = f"{stem}.{m.group(1)}{m.group(2)}"
+    elif {"test", "tests", "__tests__"}.intersection(p.parts[:-1]):
+        name = f"{stem}{_suffix(p)}"
+    else:  # a test file named for itself (test.js): the sibling says what it is
+        name = f"{stem}.test{_suffix(p)}"
     return str(p.with_name(name))
 
 

@@ -61,7 +61,7 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
 
 from repogym.errors import NoTestsError, SandboxError
-from repogym.layout import VENV
+from repogym.layout import TOOL_CACHE, VENV
 from repogym.sandboxes.base import Sandbox
 from repogym.schemas.records import CoverageMap, Outcome, TestRun
 from repogym.toolchains.javascript import files
@@ -332,6 +332,7 @@ def run_with_coverage(sandbox: Sandbox, project: Project, runner: Runner,
                      select=tests)
     cmd = coverage_command(runner, runner.command(inv), scratch, together=together,
                            runner_env=runner.env(inv))
+    cmd = f"mkdir -p {TOOL_CACHE} && {cmd}"
     result, lost = exec_or_lost(sandbox, cmd, timeout=timeout, env=placed.env())
     if lost:
         log.warning("coverage run of %d test(s): %s", len(tests), lost)

@@ -135,7 +135,8 @@ class Project:
         for command in self.test_commands():
             words = command.split()
             for i, word in enumerate(words):
-                if Path(word).name == runner:
+                if Path(word).name == runner or (runner == NODE_TEST and word == "node"
+                                                 and "--test" in words[i + 1:]):
                     return words[i + 1:]
         return []
 

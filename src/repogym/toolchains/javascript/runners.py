@@ -90,10 +90,13 @@ class Runner:
     drop_with_value: frozenset[str] = field(default_factory=frozenset)
     helpers: tuple[str, ...] = ()  # more files of reporters/ the reporter loads
     preload: bool = False  # the reporter is loaded into the runner's process by node itself
+    tap: bool = False  # no reporter: the run is read from the TAP the runner prints
 
     @property
     def files(self) -> tuple[str, ...]:
         """Every file of reporters/ a run needs beside it."""
+        if self.tap:
+            return ()
         return ("rg-common.cjs", self.reporter, *self.helpers)
 
     def env(self, inv: Invocation) -> dict[str, str]:
@@ -105,7 +108,8 @@ class Runner:
     def command(self, inv: Invocation) -> str:
         reporter = f"{inv.scratch}/{self.reporter}"
         inv = replace(inv, project_args=tuple(self.project_args(inv.project_args)))
-        return shlex.join([f"node_modules/.bin/{self.name}", *self.build(inv, reporter)])
+        binary = "node" if self.name == "node-test" else f"node_modules/.bin/{self.name}"
+        return shlex.join([binary, *self.build(inv, reporter)])
 
     def project_args(self, args: Sequence[str]) -> list[str]:
         """The project's arguments less those about reporting, watching and coverage, and
@@ -205,6 +209,35 @@ def _uvu(inv: Invocation, reporter: str) -> list[str]:
     return list(inv.project_args)
 
 
+def _ava(inv: Invocation, reporter: str) -> list[str]:
+    # ava's own timeout is for inactivity and crashes its TAP reporter when it fires: the
+    # run's limit stops a hang instead
+    options, positional = _positional(inv.project_args, frozenset({"--match", "-m"}))
+    run_s = int(inv.limits.run) + 60 if inv.limits else 3600
+    args = [*options, "--tap", "--no-worker-threads", f"--timeout={run_s}s"]
+    for test in inv.select or ():
+        args.append(f"--match={_glob(split_id(test)[1][-1])}")
+    for test in inv.exclude:
+        args.append(f"--match=!{_glob(split_id(test)[1][-1])}")
+    if inv.exitfirst:
+        args.append("--fail-fast")
+    return args + (inv.files or positional)
+
+
+def _glob(title: str) -> str:
+    """ava's --match is a glob over titles; a literal ``*`` cannot be said: it matches itself
+    and more."""
+    return title
+
+
+def _node_test(inv: Invocation, reporter: str) -> list[str]:
+    # the runner is node itself: ``node --test``; names are filtered after the run
+    options, positional = _positional(inv.project_args, frozenset({"--test-reporter",
+                                                                   "--test-name-pattern"}))
+    return ["--test", f"--test-reporter={reporter}", "--test-reporter-destination=stdout",
+            f"--test-timeout={timeout_ms(inv.limits)}", *options, *(inv.files or positional)]
+
+
 RUNNERS: dict[str, Runner] = {
     "jest": Runner("jest", "rg-jest.cjs", _jest,
                    drop_args=frozenset({"--coverage", "--watch", "--watchAll", "--ci",
@@ -220,6 +253,13 @@ RUNNERS: dict[str, Runner] = {
                                                 "--testTimeout"})),
     "uvu": Runner("uvu", "rg-uvu.cjs", _uvu, drop_args=frozenset({"-b", "--bail"}),
                   helpers=("rg-uvu-esm.mjs",), preload=True),
+    "ava": Runner("ava", "", _ava, drop_args=frozenset({"--tap", "-t", "--verbose", "-v",
+                                                        "--watch", "-w", "--fail-fast"}),
+                  drop_with_value=frozenset({"--timeout", "-T", "--match", "-m"}), tap=True),
+    "node-test": Runner("node-test", "rg-node-test.mjs", _node_test,
+                        drop_args=frozenset({"--test", "--watch"}),
+                        drop_with_value=frozenset({"--test-reporter",
+                                                   "--test-reporter-destination"})),
     "mocha": Runner("mocha", "rg-mocha.cjs", _mocha,
                     drop_args=frozenset({"--watch", "-w", "--colors", "-c", "--no-colors",
                                          "--forbid-only", "--bail", "-b"}),
