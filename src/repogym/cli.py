@@ -29,6 +29,8 @@ app = typer.Typer(help="Turn repositories into verifiable RL coding tasks.", no_
                   pretty_exceptions_enable=False)
 base_app = typer.Typer(help="The base image sandboxes start from.", no_args_is_help=True)
 app.add_typer(base_app, name="base-image")
+toolchain_app = typer.Typer(help="Per-language toolchains.", no_args_is_help=True)
+app.add_typer(toolchain_app, name="toolchain")
 app.add_typer(_dataset_app, name="dataset", help="Snapshots, compaction and the manifest of the dataset.")
 app.add_typer(_review_app, name="review", help="The queue of tasks flagged for manual review.")
 app.add_typer(_corpus_app, name="corpus", help="The corpus file: the repositories to grow tasks from.")
@@ -66,6 +68,33 @@ def base_image_build(
     except RepogymError as exc:
         raise _fail(str(exc)) from None
     console.print(f"{image}: {'built' if built else 'already present'}")
+
+
+@toolchain_app.command("check")
+def toolchain_check(
+    source: Path = typer.Argument(..., help="A git repository of the language."),
+    language: str = typer.Option(..., help="The language it is in (python, javascript)."),
+    out: Optional[Path] = typer.Option(None, help="Output folder (default: a new one in /tmp)."),
+    max_candidates: int = typer.Option(6, help="Synthetic candidates to try."),
+) -> None:
+    """Run the toolchain conformance suite on a repository: detected, built, a baseline, a
+    candidate accepted, gold 1, empty 0 and every probe of the language 0."""
+    import tempfile
+
+    from repogym.conformance import check_toolchain
+
+    folder = out or Path(tempfile.mkdtemp(prefix="repogym-conformance-"))
+    settings = Settings(out=folder, max_candidates=max_candidates, max_combined=0)
+    try:
+        report = check_toolchain(source.resolve(), language, settings)
+    except RepogymError as exc:
+        raise _fail(str(exc)) from None
+    console.print_json(data={"repo": report.repo, "language": report.language,
+                             "accepted": report.accepted, "task": report.task,
+                             "gold": report.gold, "empty": report.empty,
+                             "probes": report.probes, "problems": report.problems})
+    if not report.ok:
+        raise typer.Exit(1)
 
 
 @app.command()
