@@ -23,6 +23,7 @@ from pathlib import Path
 from repogym.config import Settings
 from repogym.datasets import DatasetStore
 from repogym.datasets.verify import spec_of, verify
+from repogym.judges.probe_sets import ProbeSet, verifier_version
 from repogym.judges.probes import context_in, probe_patches
 from repogym.pipeline import prepare, provider_for, run_repo
 from repogym.schemas.arrow import TaskRow
@@ -80,7 +81,7 @@ def check_toolchain(source: Path, language: str, settings: Settings) -> Conforma
         report.problems.append(f"no candidate accepted of {summary.candidates}: "
                                f"{summary.rejected}")
         return report
-    _grade(report, tasks[0], settings)
+    _grade(report, tasks, settings)
     return report
 
 
@@ -90,8 +91,12 @@ def conformance_settings(settings: Settings) -> Settings:
                                        "probes": max(settings.probes, 1)})
 
 
-def _grade(report: ConformanceReport, task: TaskRow, settings: Settings) -> None:
-    """Gold 1, empty 0 and every probe 0, through :func:`verify`."""
+def _grade(report: ConformanceReport, tasks: list[TaskRow], settings: Settings) -> None:
+    """Gold 1, empty 0 and every probe 0, through :func:`verify` (the grading trainers use).
+    The probes are read from the probe set the judge graded on this repository's first
+    accepted task (the same path, :func:`repogym.grading.grade_in`); graded here when none."""
+    known = _probe_set(tasks, settings)
+    task = next((t for t in tasks if known and t.instance_id == known.task), tasks[0])
     report.task = task.instance_id
     report.gold = verify(task, task.patch, provider=settings.provider, settings=settings).reward
     report.empty = verify(task, "", provider=settings.provider, settings=settings).reward
@@ -99,13 +104,30 @@ def _grade(report: ConformanceReport, task: TaskRow, settings: Settings) -> None
         report.problems.append(f"{task.instance_id}: the gold patch scores {report.gold}")
     if report.empty != 0.0:
         report.problems.append(f"{task.instance_id}: the empty patch scores {report.empty}")
-    for name, patch in _probe_patches(task, settings).items():
-        reward = verify(task, patch, provider=settings.provider, settings=settings).reward
-        report.probes[name] = reward
+    if known is not None:
+        report.probes = dict(known.scores)
+    else:
+        for name, patch in _probe_patches(task, settings).items():
+            report.probes[name] = verify(task, patch, provider=settings.provider,
+                                         settings=settings).reward
+    for name, reward in sorted(report.probes.items()):
         if reward != 0.0:
             report.problems.append(f"{task.instance_id}: the reward hack {name} scores {reward}")
     if not report.probes:
         report.problems.append(f"no probe applies to {task.instance_id}")
+
+
+def _probe_set(tasks: list[TaskRow], settings: Settings) -> ProbeSet | None:
+    """The judge's probe set of this verifier on one of ``tasks``, if it made one."""
+    ids = {t.instance_id for t in tasks}
+    for path in sorted((settings.cache_dir / "probes").glob("*.json")):
+        try:
+            found = ProbeSet.model_validate_json(path.read_text())
+        except ValueError:
+            continue
+        if found.task in ids and found.verifier == verifier_version() and found.steady:
+            return found
+    return None
 
 
 def _probe_patches(task: TaskRow, settings: Settings) -> dict[str, str]:

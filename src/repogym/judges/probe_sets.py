@@ -46,6 +46,13 @@ VERIFIER_SOURCES = (
     ("repogym.toolchains", "python.py"), ("repogym.toolchains", "pytest_report.py"),
     ("repogym.toolchains", "resume.py"), ("repogym.toolchains.plugins", "repogym_report.py"),
     ("repogym.toolchains.plugins", "repogym_launch.py"),
+    ("repogym.judges", "probes_js.py"),
+    *(("repogym.toolchains.javascript", name) for name in (
+        "__init__.py", "report.py", "runners.py", "canary.py", "tap.py", "placed.py",
+        "files.py")),
+    *(("repogym.toolchains.javascript.reporters", name) for name in (
+        "rg-common.cjs", "rg-jest.cjs", "rg-mocha.cjs", "rg-node-test.mjs", "rg-uvu.cjs",
+        "rg-uvu-esm.mjs", "rg-vitest.mjs")),
 )
 
 
