@@ -1,7 +1,9 @@
-"""The whole pipeline on real JavaScript/TypeScript histories (mocha, uvu, jest), then every
-accepted row re-checked WITHOUT repogym's grader (:mod:`tests.js_recheck`): a fresh container
-of the row's image, the runner's own reporting, FAIL_TO_PASS failing at the broken state and
-passing with the row's patch."""
+"""The whole pipeline on real JavaScript/TypeScript histories (uvu, jest; mocha runs in the
+conformance suite), then every accepted row re-checked WITHOUT repogym's grader
+(:mod:`tests.js_recheck`): a fresh container of the row's image, the runner's own reporting,
+FAIL_TO_PASS failing at the broken state and passing with the row's patch. The judge's probe
+set runs on each repository's first accepted task: a reward hack that scored would have sent
+the tasks to review, not to the dataset."""
 
 from __future__ import annotations
 
@@ -20,8 +22,7 @@ from tests.js_recheck import recheck
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 REPOS = Path(__file__).resolve().parents[3] / "shared" / "repos"
 # bundle -> (generators, candidates): mined where the recent history has fixes with tests
-SUBJECTS = {"jshttp+mime-types": (("procedural", "mined"), 4),
-            "lukeed+dequal": (("procedural", "mined"), 3),
+SUBJECTS = {"lukeed+dequal": (("procedural", "mined"), 3),
             "vercel+ms": (("procedural",), 2)}
 
 
