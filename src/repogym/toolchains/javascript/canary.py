@@ -159,10 +159,21 @@ def _checks(text: str) -> list[str]:
 
 
 def _loads(path: str, text: str) -> list[str]:
-    """The file's top-level ``import`` statements and ``require`` declarations, in order."""
+    """The file's top-level ``import`` statements and ``require`` declarations, in order;
+    each import followed by a bare ``import 'x'`` of its module, which TypeScript never
+    elides (the canary uses none of the names, and an unused import is dropped)."""
     language = _TSX if path.endswith(".tsx") else _TS if re.search(r"\.[cm]?ts$", path) else _JS
     root = Parser(language).parse(text.encode()).root_node
-    return [_text(node) for node in root.named_children if _loads_something(node)]
+    out: list[str] = []
+    for node in root.named_children:
+        if not _loads_something(node):
+            continue
+        out.append(_text(node))
+        source = node.child_by_field_name("source")
+        if node.type == "import_statement" and source is not None \
+                and not re.match(r"import\s+type\b", _text(node)):
+            out.append(f"import {_text(source)};")
+    return out
 
 
 def _loads_something(node: Node) -> bool:
