@@ -29,8 +29,8 @@ def test_toolchain_conforms(language: str, tmp_path: Path, base_image: str) -> N
     source = tmp_path / SUBJECTS[language]
     subprocess.run(["git", "clone", "-q", str(REPOS / f"{SUBJECTS[language]}.bundle"),
                     str(source)], check=True)
-    settings = Settings(out=tmp_path / "out", base_image=base_image, max_candidates=4,
-                        max_combined=0, baseline_runs=2, oracle_runs=2)
+    settings = Settings(out=tmp_path / "out", base_image=base_image, max_candidates=3,
+                        max_combined=0, baseline_runs=2, oracle_runs=1)
     report = check_toolchain(source, language, settings)
     assert report.ok, report.problems
     assert report.accepted >= 1 and report.gold == 1.0 and report.empty == 0.0

@@ -38,7 +38,8 @@ def corpus(tmp_path_factory: pytest.TempPathFactory,
                        check=True)
         settings = Settings(out=out, base_image=base_image, generators=generators,
                             max_candidates=candidates, mine_last=60, max_mined=6,
-                            baseline_runs=2, oracle_runs=2, seed=1, max_combined=1)
+                            baseline_runs=2, oracle_runs=2, seed=1, max_combined=1,
+                            probes=0)
         summaries[bundle] = run_repo(RepoSpec(source=str(source)), settings)
     return settings, summaries
 
