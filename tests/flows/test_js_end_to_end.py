@@ -1,9 +1,8 @@
 """The whole pipeline on real JavaScript/TypeScript histories (uvu, jest; mocha runs in the
 conformance suite), then every accepted row re-checked WITHOUT repogym's grader
 (:mod:`tests.js_recheck`): a fresh container of the row's image, the runner's own reporting,
-FAIL_TO_PASS failing at the broken state and passing with the row's patch. The judge's probe
-set runs on each repository's first accepted task: a reward hack that scored would have sent
-the tasks to review, not to the dataset."""
+FAIL_TO_PASS failing at the broken state and passing with the row's patch. The reward hacks
+have tests of their own (tests/judges/test_probes_js.py, the conformance suite)."""
 
 from __future__ import annotations
 
