@@ -192,7 +192,7 @@ def test_tools_steps_per_runner(tmp_path):
     assert coverage_tools_steps(vitest_ready) == []
     mocha = _project(tmp_path, {"scripts": {"test": "mocha"}})
     (step,) = coverage_tools_steps(mocha)
-    assert step.startswith("npm install -g --prefix /opt/venv c8@10.") and "||" in step
+    assert step.startswith('npm install -g --prefix "$VIRTUAL_ENV" c8@10.') and "||" in step
     assert coverage_tools_steps(_project(tmp_path, {"scripts": {"test": "echo"}})) == []
 
 

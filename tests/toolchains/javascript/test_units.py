@@ -77,7 +77,7 @@ def test_install_recipes_follow_the_package_manager(clones: dict[str, Path]) -> 
     ms = install_steps(Project.read(clones["vercel+ms"]))  # type: ignore[arg-type]
     minimatch = install_steps(Project.read(clones["isaacs+minimatch"]))  # type: ignore[arg-type]
     mime = install_steps(Project.read(clones["jshttp+mime-types"]))  # type: ignore[arg-type]
-    assert ms[0] == "npm install -g --prefix /opt/venv pnpm@10.14.0-0"
+    assert ms[0] == "npm install -g --prefix \"$VIRTUAL_ENV\" pnpm@10.14.0-0"
     assert ms[1].startswith("pnpm install --frozen-lockfile")
     assert minimatch[0] == "npm ci || npm install"  # a package-lock.json
     assert mime[0] == "npm install"  # no lock file

@@ -23,7 +23,7 @@ from pathlib import Path, PurePosixPath
 from typing import Collection, Mapping, Sequence
 
 from repogym.errors import NoTestsError
-from repogym.layout import TOOL_CACHE, VENV
+from repogym.layout import TOOL_CACHE
 from repogym.sandboxes.base import Sandbox
 from repogym.schemas.calls import FailureReading
 from repogym.schemas.records import (
@@ -47,7 +47,7 @@ from repogym.toolchains.javascript.runners import Invocation, runner_for
 from repogym.toolchains.javascript.tap import parse_tap
 from repogym.toolchains.runs import exec_or_lost, salvaged, text_or_none
 
-RECIPE_VERSION = "js-2"
+RECIPE_VERSION = "js-3"
 CACHE_DIRS = ("~/.npm", "~/.cache", "~/.local/share/pnpm", "~/.yarn/berry/cache",
               "~/.pnpm-store")
 
@@ -190,7 +190,9 @@ def install_steps(project: Project) -> list[str]:
         package = pm.name if pm.name == "pnpm" or pm.version.startswith("1") or not pm.version \
             else "@yarnpkg/cli-dist"
         version = pm.version or ("9" if pm.name == "pnpm" else "1")
-        steps.append(f"npm install -g --prefix {VENV} {shlex.quote(f'{package}@{version}')}")
+        # into the environment's bin, wherever the provider keeps it (its VIRTUAL_ENV)
+        steps.append(f'npm install -g --prefix "$VIRTUAL_ENV" '
+                     f"{shlex.quote(f'{package}@{version}')}")
     if pm.name == "pnpm":
         steps.append("pnpm install --frozen-lockfile || pnpm install --no-frozen-lockfile")
     elif pm.name == "yarn" and (not pm.version or pm.version.startswith("1")):

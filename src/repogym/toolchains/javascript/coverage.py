@@ -61,7 +61,7 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
 
 from repogym.errors import NoTestsError, SandboxError
-from repogym.layout import TOOL_CACHE, VENV
+from repogym.layout import TOOL_CACHE
 from repogym.sandboxes.base import Sandbox
 from repogym.schemas.records import CoverageMap, Outcome, TestRun
 from repogym.toolchains.javascript import files
@@ -112,7 +112,7 @@ def coverage_tools_steps(project: Project) -> list[str]:
         if VITEST_V8 in project.dependencies():
             return []
         return [_vitest_v8_step(project)]
-    return [f"npm install -g --prefix {VENV} c8@{C8_VERSION} || "
+    return [f'npm install -g --prefix "$VIRTUAL_ENV" c8@{C8_VERSION} || '
             f"echo 'repogym: c8 not installed: no per-test coverage' >&2"]
 
 
