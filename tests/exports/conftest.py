@@ -6,11 +6,15 @@
   two tasks the real Judge accepted in it: a synthetic bug (no test patch) and a mined fix
   whose test patch adds a new test file. Each has a unique "fix line" that the exported
   environments must never reveal.
+* ``js_tasks`` (session, Docker): JavaScript tasks the whole pipeline accepted in
+  jshttp/mime-types (mocha): a synthetic one and a mined one (its test patch changes
+  ``test/test.js``), each with a fix line found nowhere in its broken state.
 """
 
 from __future__ import annotations
 
 import io
+import subprocess
 import tarfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -154,6 +158,70 @@ def real_tasks(tmp_path_factory, base_image) -> RealTasks:
         "tests/test_scale.py::test_scale_all",)
     return RealTasks(store, rows[CandidateKind.synthetic], rows[CandidateKind.mined],
                      tiny.env.ref)
+
+
+# -- real JavaScript tasks in Docker ---------------------------------------------------------
+
+REPOS = Path(__file__).resolve().parents[3] / "shared" / "repos"
+JS_BUNDLE = "jshttp+mime-types"
+
+
+@dataclass
+class JsTasks:
+    """A synthetic and a mined JavaScript task the pipeline accepted, and their store."""
+
+    store: DatasetStore
+    synthetic: TaskRow
+    mined: TaskRow
+
+    @property
+    def rows(self) -> list[TaskRow]:
+        return [self.synthetic, self.mined]
+
+    @staticmethod
+    def fix_text(row: TaskRow) -> str:
+        """The fixed side of the gold patch's first hunk (its context and added lines, as
+        the fixed file holds them): found nowhere in the broken state."""
+        lines: list[str] = []
+        inside = False
+        for line in row.patch.splitlines():
+            if line.startswith("@@"):
+                if inside:
+                    break
+                inside = True
+            elif line.startswith("diff --git") and inside:
+                break
+            elif inside and not line.startswith(("-", "\\")):
+                lines.append(line[1:])
+        assert any(line.strip() for line in lines), row.patch
+        return "\n".join(lines)
+
+
+@pytest.fixture(scope="session")
+def js_tasks(tmp_path_factory, base_image) -> JsTasks:
+    from repogym.config import Settings
+    from repogym.pipeline import run_repo
+    from repogym.schemas.records import RepoSpec
+
+    root = tmp_path_factory.mktemp("export-js-tasks")
+    source = root / "mime"
+    subprocess.run(["git", "clone", "-q", str(REPOS / f"{JS_BUNDLE}.bundle"), str(source)],
+                   check=True)
+    settings = Settings(out=root / "out", base_image=base_image,
+                        generators=("procedural", "mined"), max_candidates=3,
+                        baseline_runs=2, oracle_runs=2, max_combined=0, mine_last=60)
+    summary = run_repo(RepoSpec(source=str(source)), settings)
+    store = DatasetStore(settings.out)
+    rows = sorted((r for r in store.rows("tasks") if r.status is Status.accept),
+                  key=lambda r: r.instance_id)
+    assert {r.language for r in rows} == {"javascript"}, summary
+    picked = {}
+    for kind in (CandidateKind.synthetic, CandidateKind.mined):
+        found = [r for r in rows if r.kind is kind]
+        assert found, (kind, summary)
+        picked[kind] = found[0]
+    assert picked[CandidateKind.mined].test_patch, picked[CandidateKind.mined]
+    return JsTasks(store, picked[CandidateKind.synthetic], picked[CandidateKind.mined])
 
 
 # -- Docker helpers --------------------------------------------------------------------------

@@ -8,7 +8,9 @@ creates a container of ``image`` as root, applies the patch with ``git apply`` i
 ``/testbed``, runs the rewritten ``eval_script`` and parses the log with ``log_parser``.
 The gold patch is resolved; an empty patch (the harness's ``patch`` fallback takes it), a
 patch that only rewrites the tests and gold + a skipped PASS_TO_PASS test are not. The
-documented command line (``python -m swebench.harness.run_evaluation``) is run too. The
+documented command line (``python -m swebench.harness.run_evaluation``) is run too. A
+JavaScript task (mime-types, mocha; ``log_parser`` ``parse_log_jest_json``, which reads its
+``[PASSED] <id>`` lines whole) is graded the same way: gold resolved, empty not. The
 task images and the harness's containers are removed at teardown. Set
 ``REPOGYM_SWEBENCH_VENV`` to use another venv directory.
 """
@@ -28,7 +30,7 @@ from typing import Any
 
 import pytest
 
-from repogym.datasets.exports import export_dataset
+from repogym.datasets.exports import export_dataset, export_rows
 from repogym.patches import new_file_diff, unified_diff
 from tests.conftest import IN_CI, TINY_PROJECT
 from tests.exports.conftest import TEST_UNITS
@@ -102,6 +104,27 @@ def exported(real_tasks, docker_client, tmp_path_factory):
                               text=True, timeout=600)
         assert proc.returncode == 0, proc.stderr
         yield out, instances
+    finally:
+        for inst in instances.values():
+            try:
+                docker_client.images.remove(inst["image"], force=True)
+            except Exception:  # noqa: BLE001 - a failed build left no image
+                pass
+
+
+@pytest.fixture(scope="module")
+def js_exported(js_tasks, docker_client, tmp_path_factory):
+    """The swebench export of the JavaScript tasks, task images built by its own
+    ``build_images.sh``; ``{instance_id: instance}``. Images removed after."""
+    out = tmp_path_factory.mktemp("swebench-harness-js") / "export"
+    export_rows("swebench", js_tasks.rows, out)
+    lines = (out / "instances.jsonl").read_text(encoding="utf-8").splitlines()
+    instances = {i["instance_id"]: i for i in map(json.loads, lines)}
+    try:
+        proc = subprocess.run(["bash", str(out / "build_images.sh")], capture_output=True,
+                              text=True, timeout=600)
+        assert proc.returncode == 0, proc.stderr
+        yield instances
     finally:
         for inst in instances.values():
             try:
@@ -226,3 +249,33 @@ def test_documented_command_line(real_tasks, exported, run_id, swebench_python, 
     report = json.loads((tmp_path / "run" / f"cli.{cli_run}.json").read_text())
     assert report["resolved_ids"] == [syn] and report["unresolved_ids"] == [mined], report
     assert report["error_ids"] == [] and report["completed_ids"] == sorted([syn, mined])
+
+
+def test_official_harness_grades_a_javascript_task(js_tasks, js_exported, run_id,
+                                                   swebench_python, tmp_path):
+    """``run_instance`` on the JavaScript tasks: each gold patch resolved (every
+    FAIL_TO_PASS id, spaces and all, read back from the log), the synthetic task's empty
+    patch not; the recorded test exit code is 0 exactly when repogym's reward is 1."""
+    syn, mined = js_tasks.synthetic.instance_id, js_tasks.mined.instance_id
+    assert {i["log_parser"] for i in js_exported.values()} == {"parse_log_jest_json"}
+    cases = [{"name": f"gold.{iid}", "instance": js_exported[iid],
+              "patch": js_exported[iid]["patch"]} for iid in (syn, mined)]
+    cases.append({"name": f"empty.{syn}", "instance": js_exported[syn], "patch": ""})
+    job = tmp_path / "job.json"
+    job.write_text(json.dumps({"run_id": run_id, "cases": cases}))
+    (tmp_path / "driver.py").write_text(DRIVER)
+    proc = harness(swebench_python, tmp_path / "run", str(tmp_path / "driver.py"), str(job))
+    results = json.loads(proc.stdout.strip().splitlines()[-1])
+    for iid in (syn, mined):
+        gold = results[f"gold.{iid}"]
+        assert gold is not None and gold["resolved"] is True, gold
+        f2p = json.loads(js_exported[iid]["FAIL_TO_PASS"])
+        assert sorted(gold["tests_status"]["FAIL_TO_PASS"]["success"]) == sorted(f2p)
+        assert any(" > " in t for t in f2p)  # ids with spaces survive the log parser
+        assert exit_line(tmp_path, run_id, f"gold.{iid}", iid) == ("0", "1")
+    empty = results[f"empty.{syn}"]
+    assert empty is not None and empty["patch_successfully_applied"], empty
+    assert empty["resolved"] is False
+    assert sorted(empty["tests_status"]["FAIL_TO_PASS"]["failure"]) == sorted(
+        json.loads(js_exported[syn]["FAIL_TO_PASS"]))
+    assert exit_line(tmp_path, run_id, f"empty.{syn}", syn) == ("1", "0")

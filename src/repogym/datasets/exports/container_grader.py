@@ -2,14 +2,15 @@
 
 Usage (as root, in a container prepared as below)::
 
-    python3 -I -S grader.py --spec spec.json --plugin repogym_report.py \
+    python3 -I -S grader.py --spec spec.json [--plugin repogym_report.py] \
         [--launcher repogym_launch.py] [--patch FILE] [--out DIR] [--partial]
 
-``--plugin`` is repogym's pytest report plugin and ``--launcher`` the script that starts
-pytest with it (``repogym/toolchains/plugins/``; default: ``repogym_launch.py`` beside the
-plugin); ``--patch`` the candidate's diff (default: ``/repo``'s working-tree changes);
-``--out`` where ``reward.txt`` and ``result.json`` go; ``--partial`` rewards the share of
-listed tests that pass.
+The spec's ``language`` says which rules grade: ``python`` (the default) or ``javascript``
+(see *JavaScript* below). ``--plugin`` is repogym's pytest report plugin and ``--launcher``
+the script that starts pytest with it (``repogym/toolchains/plugins/``; default:
+``repogym_launch.py`` beside the plugin), both needed for Python tasks only; ``--patch`` the
+candidate's diff (default: ``/repo``'s working-tree changes); ``--out`` where ``reward.txt``
+and ``result.json`` go; ``--partial`` rewards the share of listed tests that pass.
 
 Exported tasks (``harbor``'s ``tests/test.sh``, ``swebench``'s ``eval_script``) copy this file
 into the task's container and run it with ``python3 -I -S`` (no site-packages, no
@@ -59,33 +60,59 @@ Grading, in order (``verify.grade_in`` does the same in a repogym sandbox):
    listed test passed with its body run (a timed-out test fails; ``--partial``: the share
    that passed, 0 when untrusted).
 
+JavaScript (``language: javascript``; ``repogym.toolchains.javascript`` in a repogym
+sandbox): steps 1-6 and 8 are the same, with the JavaScript toolchain's protection rules
+(the spec plan's ``protection``: test files and folders, runner/transpiler configuration,
+setup files, every ``package.json``, lock files, ``node_modules`` anywhere); step 7 runs what
+the spec's ``javascript`` plan (written at export time by
+``repogym.toolchains.javascript.export``) describes: per part, a fresh scratch directory
+holding repogym's reporter files and a settings file (report path, nonce, selection,
+per-test limit; the reporter reads and deletes it), a canary beside each selected test
+file (checks that must fail, loading what that file loads: the file
+``repogym.toolchains.javascript.canary.plant`` made at export time, with fresh random
+tokens), the plan's ``fresh`` folders emptied (the tool cache ``node_modules/.cache``
+points to, as a reset empties it), then the plan's ``prefix`` commands (that folder made,
+the project's build script) and the runner's own binary with the selection's files and
+name pattern, as the test user, with a fresh ``HOME`` and ``TMPDIR``, within the time
+limit. The report is believed only when its ``finish`` line carries the
+HMAC (keyed with the nonce) of every line before it, nothing follows it, the exit code and
+the counts agree with it, and every canary check failed; the canaries' results are then
+dropped. ``node_modules`` stays the environment's read-only link: the grader restores it
+with the rest of the broken state.
+
 Outputs (``--out DIR``): ``reward.txt`` (``1``/``0``, or a float with ``--partial``) and
 ``result.json``; any ``reward.txt``/``reward.json`` already there is deleted first. On
 stdout: one ``<STATUS> <nodeid>`` line per listed test between SWE-bench's
 ``>>>>> Start Test Output`` / ``>>>>> End Test Output`` markers (all ``FAILED`` when the
-report is untrusted), then ``REPOGYM_REWARD=<reward>`` and ``REPOGYM_RESULT=<json>``.
-pytest's own output is never echoed: code under test cannot print a verdict.
+report is untrusted; JavaScript: ``[PASSED] <id>`` / ``[FAILED] <id>``, ids holding
+spaces), then ``REPOGYM_REWARD=<reward>`` and ``REPOGYM_RESULT=<json>``. The runner's own
+output is never echoed: code under test cannot print a verdict.
 
 Exit status: 0 graded (whatever the reward), 2 bad arguments or spec, 3 the environment
 is broken (e.g. the task's own test patch does not apply). A reward of 0 is written in
 every case.
 
-The spec (``--spec FILE``, JSON) holds ``instance_id``, ``fail_to_pass``, ``pass_to_pass``,
-``test_patch``, ``protected`` (exact paths), ``runner_config``, ``startup_hooks``,
-``install_metadata``, ``editable_prefixes``, ``runner_modules``, ``stdlib_modules``,
-``test_dir_names``, ``test_file_names``, ``apply_fallbacks``, ``repo_dir``, ``anchor``,
-``test_user``, ``timeout``, ``time_limits`` (``{"tests": {id: s}, "default": s | null,
-"grace": s, "run": s}``) and ``runner_changes``: see
+The spec (``--spec FILE``, JSON) holds ``instance_id``, ``language``, ``fail_to_pass``,
+``pass_to_pass``, ``test_patch``, ``protected`` (exact paths), ``apply_fallbacks``,
+``repo_dir``, ``anchor``, ``test_user``, ``timeout``, ``time_limits`` (``{"tests": {id: s},
+"default": s | null, "grace": s, "run": s}``); for Python ``runner_config``,
+``startup_hooks``, ``install_metadata``, ``editable_prefixes``, ``runner_modules``,
+``stdlib_modules``, ``test_dir_names``, ``test_file_names`` and ``runner_changes``; for
+JavaScript ``javascript`` (the plan): see
 :class:`repogym.datasets.exports.grading.ContainerSpec`, which writes it.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import hmac
 import json
 import os
 import pwd
+import re
 import secrets
+import shlex
 import shutil
 import signal
 import subprocess
@@ -117,18 +144,36 @@ class GraderError(Exception):
 
 # -- the spec -------------------------------------------------------------------------------
 
-REQUIRED = ("instance_id", "fail_to_pass", "pass_to_pass", "test_patch", "protected",
-            "runner_config", "startup_hooks", "install_metadata", "editable_prefixes",
-            "runner_modules", "stdlib_modules", "test_dir_names", "test_file_names",
-            "apply_fallbacks",
-            "repo_dir", "anchor", "test_user", "timeout", "time_limits", "runner_changes")
+COMMON_REQUIRED = ("instance_id", "fail_to_pass", "pass_to_pass", "test_patch", "protected",
+                   "apply_fallbacks", "repo_dir", "anchor", "test_user", "timeout",
+                   "time_limits")
+PYTHON_REQUIRED = ("runner_config", "startup_hooks", "install_metadata", "editable_prefixes",
+                   "runner_modules", "stdlib_modules", "test_dir_names", "test_file_names",
+                   "runner_changes")
+JS_PLAN_REQUIRED = ("prefix", "fresh", "command", "command_exitfirst", "env", "reporters",
+                    "test_timeout_ms", "canaries", "protection")
+REQUIRED = COMMON_REQUIRED + PYTHON_REQUIRED  # a Python spec's
+LANGUAGES = ("python", "javascript")
+
+
+def language_of(spec):
+    return spec.get("language") or "python"
 
 
 def load_spec(path):
     """The spec as a dict; ValueError naming the first problem."""
     with open(path, encoding="utf-8") as fh:
         spec = json.load(fh)
-    missing = [k for k in REQUIRED if k not in spec]
+    if not isinstance(spec, dict) or language_of(spec) not in LANGUAGES:
+        raise ValueError(f"spec {path} is not a spec of a language this grader grades "
+                         f"({', '.join(LANGUAGES)})")
+    javascript = language_of(spec) == "javascript"
+    required = COMMON_REQUIRED + (("javascript",) if javascript else PYTHON_REQUIRED)
+    missing = [k for k in required if k not in spec]
+    if javascript and not missing:
+        if not isinstance(spec["javascript"], dict):
+            raise ValueError(f"spec {path} has no JavaScript grading plan")
+        missing = [f"javascript.{k}" for k in JS_PLAN_REQUIRED if k not in spec["javascript"]]
     if missing:
         raise ValueError(f"spec {path} lacks {', '.join(missing)}")
     if not spec["fail_to_pass"]:
@@ -150,7 +195,10 @@ def is_test_file(path, spec):
 
 def is_protected(path, spec, added=False):
     """Whether a candidate's change to ``path`` is thrown away (``verify``'s rules, and
-    ``PythonToolchain.is_protected``'s); ``added``: the candidate's diff creates it."""
+    the toolchain's ``is_protected``'s); ``added``: the candidate's diff creates it."""
+    if language_of(spec) == "javascript":
+        return (path in set(spec["protected"])
+                or js_is_protected(path, spec["javascript"]["protection"]))
     p = PurePosixPath(path)
     if (path in set(spec["protected"]) or is_test_file(path, spec)
             or path.endswith(tuple(spec["runner_config"]) + tuple(spec["startup_hooks"]))):
@@ -641,28 +689,373 @@ class Runner:
         return nonce, cmd, _test_env(scratch, config, home), report
 
     def _execute(self, cmd, env, timeout):
-        """``(exit code, seconds, timed out)`` of ``cmd`` as the test user within
-        ``timeout``; every process it left is killed."""
-        user = self.user
-        cmd = ["timeout", "-s", "KILL", f"{timeout:.3f}", *cmd]
-        if os.geteuid() == 0 and user.pw_uid != 0:
-            cmd = ["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}",
-                   "--init-groups", "--no-new-privs", "--"] + cmd
-        start = time.monotonic()
-        proc = subprocess.Popen(cmd, cwd=self.spec["repo_dir"], env=env,
-                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL, start_new_session=True)
-        hung = False
+        return execute(cmd, env, self.spec["repo_dir"], self.user, timeout)
+
+
+def execute(cmd, env, cwd, user, timeout):
+    """``(exit code, seconds, timed out)`` of ``cmd`` as ``user`` within ``timeout``;
+    every process it left is killed."""
+    cmd = ["timeout", "-s", "KILL", f"{timeout:.3f}", *cmd]
+    if os.geteuid() == 0 and user.pw_uid != 0:
+        cmd = ["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}",
+               "--init-groups", "--no-new-privs", "--"] + cmd
+    start = time.monotonic()
+    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    hung = False
+    try:
+        code = proc.wait(timeout + HOST_GRACE)
+    except subprocess.TimeoutExpired:
+        hung, code = True, -9
+    _kill_group(proc.pid)
+    kill_strays(user.pw_uid)
+    if hung:
+        proc.wait()
+    duration = time.monotonic() - start
+    return code, duration, hung or (code in (124, 137, -9) and duration >= timeout)
+
+
+# -- JavaScript: the spec's plan (repogym.toolchains.javascript and its export module) ----------
+
+# placeholders of the plan's command line (repogym.toolchains.javascript.export)
+JS_SCRATCH, JS_FILES, JS_PATTERN = "@RG_SCRATCH@", "@RG_FILES@", "@RG_PATTERN@"
+# repogym.toolchains.javascript.report and .runners (a parity test keeps them equal)
+JS_SEPARATOR = " > "
+JS_MESSAGE_CHARS = 4000
+JS_REGEX_SPECIAL = re.compile(r"[.*+?^${}()|\[\]\\/-]")
+JS_OUTCOMES = {"passed": "passed", "failed": "failed", "skipped": "skipped",
+               "pending": "skipped", "todo": "skipped", "disabled": "skipped", "error": "error"}
+# what would change how node, npm or bash start (the plan's variables set their own)
+JS_DROPPED_ENV = ("NODE_OPTIONS", "NODE_PATH", "NODE_REPL_EXTERNAL_MODULE", "BASH_ENV", "ENV",
+                  "TMPDIR", "npm_config_userconfig", "NPM_CONFIG_USERCONFIG",
+                  "npm_config_globalconfig", "NPM_CONFIG_GLOBALCONFIG", "REPOGYM_JS_CONFIG")
+
+
+def js_is_protected(path, rules):
+    """``JavaScriptToolchain.is_protected`` from the plan's rules: the file name matches a
+    pattern, a folder above it is a test folder, or a part of it is ``node_modules``."""
+    p = PurePosixPath(path)
+    if any(re.search(pattern, p.name) for pattern in rules["name_patterns"]):
+        return True
+    return bool(set(rules["test_dirs"]).intersection(p.parts[:-1])
+                or set(rules["any_part"]).intersection(p.parts))
+
+
+def js_test_id(file, titles):
+    """``file > title > ...`` (titles' own line breaks folded)."""
+    return JS_SEPARATOR.join([file, *(" ".join(str(t).split()) for t in titles)])
+
+
+def js_split_id(test):
+    """The file and the titles of a test id (without the ``[n]`` of a repeated name)."""
+    file, *titles = test.split(JS_SEPARATOR)
+    if titles and titles[-1].endswith("]") and " [" in titles[-1]:
+        head, _, count = titles[-1].rpartition(" [")
+        if count[:-1].isdigit():
+            titles[-1] = head
+    return file, titles
+
+
+def js_escape(text):
+    """``text`` as a JavaScript regular expression matching it literally."""
+    return JS_REGEX_SPECIAL.sub(lambda m: "\\" + m.group(0), text)
+
+
+def js_name_pattern(select, exclude):
+    """A pattern over full names that matches the selected tests and none of the excluded
+    ones; None when every name may run."""
+    def names(ids):
+        full = sorted({" ".join(js_split_id(i)[1]) for i in ids})
+        return "|".join(js_escape(n) for n in full)
+
+    if select is None and not exclude:
+        return None
+    keep = f"(?:{names(select)})$" if select is not None else ""
+    drop = f"(?!(?:{names(exclude)})$)" if exclude else ""
+    return f"^{drop}{keep}" if keep else f"^{drop}"
+
+
+def js_files_of(ids):
+    return sorted({js_split_id(i)[0] for i in ids if js_split_id(i)[0]})
+
+
+def js_command(plan, scratch, select, exclude, exitfirst):
+    """The runner's command line (words) for one run, from the plan's template."""
+    pattern = js_name_pattern(select, exclude)
+    out = []
+    for word in plan["command_exitfirst" if exitfirst else "command"]:
+        if word == JS_FILES:
+            out += js_files_of(select)
+            continue
+        word = word.replace(JS_SCRATCH, scratch)
+        if JS_PATTERN in word:
+            if pattern is None:
+                raise GraderError("the plan's command line needs a selection")
+            word = word.replace(JS_PATTERN, pattern)
+        out.append(word)
+    return out
+
+
+def js_canary(template):
+    """``(path, text, test ids)`` of one canary from its template (the file
+    ``repogym.toolchains.javascript.canary.plant`` made at export time, its random tokens
+    placeholders), with fresh random tokens."""
+    values = {name: secrets.token_hex(int(n)) for name, n in template["tokens"].items()}
+
+    def filled(text):
+        for name, value in values.items():
+            text = text.replace(name, value)
+        return text
+
+    return (filled(template["path"]), filled(template["text"]),
+            [filled(t) for t in template["tests"]])
+
+
+class _JsReading:
+    """One report read line by line (``repogym.toolchains.javascript.report._Reading``)."""
+
+    def __init__(self, nonce):
+        self.nonce, self.results, self.file_errors, self.forged = nonce, {}, [], []
+        self.running, self.finished, self.totals = None, False, {}
+        self.exit_code_checked = True
+        self.hash = hashlib.sha256()
+
+    def line(self, raw):
+        if self.finished:
+            self.forged.append("report lines after its finish line")
+            return
         try:
-            code = proc.wait(timeout + HOST_GRACE)
-        except subprocess.TimeoutExpired:
-            hung, code = True, -9
-        _kill_group(proc.pid)
-        kill_strays(user.pw_uid)
-        if hung:
-            proc.wait()
-        duration = time.monotonic() - start
-        return code, duration, hung or (code in (124, 137, -9) and duration >= timeout)
+            event = json.loads(raw)
+        except ValueError:
+            event = None
+        if isinstance(event, dict) and event.get("event") == "finish":
+            self._finish(event)
+            return
+        self.hash.update(raw)
+        if not isinstance(event, dict):
+            return
+        kind = event.get("event")
+        if kind == "begin":
+            self.running = str(event.get("id", ""))
+        elif kind == "test":
+            self._test(event)
+        elif kind == "file_error":
+            file = str(event.get("file", ""))
+            self.file_errors.append(
+                f"{file}: {str(event.get('message', ''))[:JS_MESSAGE_CHARS]}")
+
+    def _finish(self, event):
+        want = hmac.new(self.nonce.encode(), self.hash.hexdigest().encode(),
+                        hashlib.sha256).hexdigest()
+        if not hmac.compare_digest(str(event.get("mac", "")), want):
+            self.forged.append("the report's finish line does not sign what came before it")
+            return
+        self.finished = True
+        self.exit_code_checked = event.get("exit_code_checked") is not False
+        self.totals = {k: int(_num(v, 0, int)) for k, v in event.items()
+                       if k in ("passed", "failed", "skipped", "errors")
+                       and isinstance(v, (int, float))}
+
+    def _test(self, event):
+        base = js_test_id(str(event.get("file", "")),
+                          [str(t) for t in event.get("titles") or []])
+        nodeid, n = base, 1
+        while nodeid in self.results:
+            n += 1
+            nodeid = f"{base} [{n}]"
+        outcome = JS_OUTCOMES.get(str(event.get("outcome")), "error")
+        timed_out = bool(event.get("timed_out"))
+        self.results[nodeid] = {
+            "outcome": "failed" if timed_out else outcome, "timed_out": timed_out,
+            "message": str(event.get("message") or "")[:JS_MESSAGE_CHARS]}
+        if self.running in (base, nodeid):
+            self.running = None
+
+
+def _js_problems(reading, exit_code, timed_out):
+    """Reasons not to believe a finished report."""
+    out = list(dict.fromkeys(reading.forged))
+    if not reading.finished or timed_out:
+        return out
+    failing = [t for t, r in reading.results.items() if r["outcome"] not in ("passed", "skipped")]
+    if exit_code == 0 and (failing or reading.file_errors) and reading.exit_code_checked:
+        out.append(f"the runner exited 0 but {len(failing)} test(s) failed and "
+                   f"{len(reading.file_errors)} file(s) did not load")
+    if exit_code != 0 and not failing and not reading.file_errors:
+        out.append(f"the runner exited {exit_code} but the report has no failure")
+    counted = reading.totals.get("passed")
+    passed = sum(1 for r in reading.results.values() if r["outcome"] == "passed")
+    if counted is not None and counted != passed:
+        out.append(f"the runner counted {counted} passing test(s), the report has {passed}")
+    return out
+
+
+def js_parse_report(raw, nonce, exit_code, timed_out, duration=0.0):
+    """One run's report from the reporter's JSON lines (``raw``: bytes or text), in the
+    form :func:`parse_report` gives (``repogym.toolchains.javascript.report.parse_report``'s
+    rules; ``died_in``: the test a run that did not finish was in)."""
+    if isinstance(raw, bytes):  # read as repogym reads it: UTF-8, bad bytes replaced
+        raw = raw.decode("utf-8", errors="replace")
+    reading = _JsReading(nonce)
+    for line in raw.encode("utf-8", errors="surrogateescape").splitlines(keepends=True):
+        if line.strip():
+            reading.line(line)
+    return {"tests": reading.results, "finished": reading.finished,
+            "problems": _js_problems(reading, exit_code, timed_out),
+            "timed_out": bool(timed_out), "died_in": None if reading.finished
+            else reading.running, "culprits": [], "duration": duration}
+
+
+def js_selected(report, select):
+    """Without the tests the run did not select that the runner listed as skipped (jest
+    and vitest list the tests a name filter left out)."""
+    wanted = set(select)
+    tests = {t: r for t, r in report["tests"].items()
+             if t in wanted or r["outcome"] != "skipped"}
+    return dict(report, tests=tests)
+
+
+def js_check_canary(report, canary):
+    """The report without the canary's tests, and a problem for each that did not fail
+    (``repogym.toolchains.javascript.canary.Canary.check``)."""
+    if not canary:
+        return report
+    tests = report["tests"]
+    wrong = [t for t in canary if t in tests and tests[t]["outcome"] in ("passed", "xpass")]
+    missing = [t for t in canary if t not in tests]
+    problems = list(report["problems"])
+    if wrong:
+        problems.append(f"checks that must fail passed ({len(wrong)} of {len(canary)}):"
+                        " the code under test neutralised the assertions")
+    if missing and report["finished"] and not wrong:
+        problems.append(f"{len(missing)} canary check(s) did not run")
+    kept = {k: v for k, v in tests.items() if k not in set(canary)}
+    return dict(report, tests=kept, problems=problems)
+
+
+def js_blame_death(report, canary, exit_code):
+    """A run that died in a test (not a canary's) that had not reported: that test
+    errored (failed, when the run's own limit stopped it: :func:`blame_overrun`)."""
+    culprit = report["died_in"]
+    if culprit is None or culprit in report["tests"] or culprit in set(canary):
+        return report
+    tests = dict(report["tests"])
+    tests[culprit] = {"outcome": "error", "timed_out": False, "message": (
+        f"the test run died while this test ran (exit code {exit_code})")}
+    return dict(report, tests=tests)
+
+
+class JsRunner:
+    """Runs listed JavaScript tests as the test user, as the spec's plan says, one fresh
+    part at a time (``JavaScriptToolchain.run_tests`` with ``check_runner``)."""
+
+    def __init__(self, spec, user, exitfirst=False):
+        self.spec, self.plan, self.user = spec, spec["javascript"], user
+        self.exitfirst = exitfirst  # binary grading: the first test that fails ends it
+        self.seen = set()  # tests earlier parts reported (excluded from later ones)
+
+    def part(self, todo, timeout):
+        """One run of ``todo`` (fresh scratch, canaries, report path and nonce) within
+        ``timeout`` seconds; its checked report."""
+        scratch = tempfile.mkdtemp(prefix="rg-", dir=SCRATCH_ROOT)
+        planted, canary = [], []
+        try:
+            for path in self.plan["fresh"]:  # emptied as a reset empties them
+                _remove_tree(path)
+            planted, canary = self._plant(todo)
+            select = [*todo, *canary]
+            exclude = sorted(self.seen)
+            exitfirst = self.exitfirst and not canary  # a canary fails by design
+            nonce, cmd, env, report = self._place(scratch, select, exclude, exitfirst)
+            code, duration, timed_out = execute(cmd, env, self.spec["repo_dir"], self.user,
+                                                timeout)
+            raw = _read_bytes(report)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+            for path in planted:
+                _remove(path)
+        code = -9 if timed_out else code  # as a repogym sandbox reports a run it stopped
+        report = js_parse_report(raw, nonce, code, timed_out, duration)
+        report = js_check_canary(js_selected(report, select), canary)
+        report = js_blame_death(report, canary, code)
+        self.seen.update(report["tests"])
+        return report
+
+    def _plant(self, todo):
+        """A canary beside each selected test file the plan has one for; ``(paths,
+        test ids)``."""
+        repo = self.spec["repo_dir"]
+        root = os.path.realpath(repo)
+        paths, ids = [], []
+        for file in sorted({js_split_id(t)[0] for t in todo}):
+            template = self.plan["canaries"].get(file)
+            if template is None or not os.path.isfile(os.path.join(repo, file)):
+                continue
+            where, text, tests = js_canary(template)
+            full = os.path.join(repo, where)
+            folder = os.path.realpath(os.path.dirname(full))
+            if folder != root and not folder.startswith(root + os.sep):
+                raise GraderError(f"cannot plant a canary beside {file}: its folder leaves "
+                                  f"{repo}")
+            fd = os.open(full, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(text)
+            paths.append(full)
+            if os.geteuid() == 0:
+                os.chown(full, self.user.pw_uid, self.user.pw_gid)
+            ids += tests
+        return paths, ids
+
+    def _place(self, scratch, select, exclude, exitfirst):
+        """The run's files in ``scratch``; ``(nonce, command, environment, report path)``."""
+        plan, user = self.plan, self.user
+        home, tmp = os.path.join(scratch, "home"), os.path.join(scratch, "tmp")
+        os.mkdir(home)
+        os.mkdir(tmp)
+        nonce = secrets.token_hex(16)
+        report = os.path.join(scratch, f"r-{secrets.token_hex(8)}.jsonl")
+        config = os.path.join(scratch, f"c-{secrets.token_hex(8)}.json")
+        for name, text in plan["reporters"].items():
+            _write(os.path.join(scratch, os.path.basename(name)), text)
+        with open(config, "w", encoding="utf-8") as fh:
+            json.dump({"report": report, "nonce": nonce, "root": self.spec["repo_dir"],
+                       "select": sorted(select), "exclude": sorted(exclude),
+                       "test_timeout_ms": plan["test_timeout_ms"]}, fh)
+        if os.geteuid() == 0:
+            subprocess.run(["chown", "-R", f"{user.pw_uid}:{user.pw_gid}", scratch],
+                           check=True)
+        shell = " && ".join([*plan["prefix"],
+                             shlex.join(js_command(plan, scratch, select, exclude, exitfirst))])
+        env = {k: v for k, v in os.environ.items()
+               if k not in DROPPED_ENV + JS_DROPPED_ENV}
+        env.update({k: v.replace(JS_SCRATCH, scratch) for k, v in plan["env"].items()})
+        env.update({"REPOGYM_JS_CONFIG": config, "HOME": home, "TMPDIR": tmp,
+                    "USER": user.pw_name, "LOGNAME": user.pw_name})
+        return nonce, ["bash", "-c", shell], env, report
+
+
+def _read_bytes(path):
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError:
+        return b""
+
+
+def _remove(path):
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def _remove_tree(path):
+    """``path`` gone, whatever it is (a link is removed, never followed)."""
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        _remove(path)
 
 
 def _test_env(scratch, config, home):
@@ -741,7 +1134,8 @@ def prepare_tree(spec, patch_file, scratch):
 
 
 def grade_container(spec, plugin_path, launcher_path, patch_file=None, partial=False):
-    """Grade in this container; a result dict (see the module docstring)."""
+    """Grade in this container; a result dict (see the module docstring). ``plugin_path``
+    and ``launcher_path``: Python tasks' (None for JavaScript ones)."""
     user = pwd.getpwnam(spec["test_user"])
     kill_strays(user.pw_uid)
     wanted = set(spec["fail_to_pass"]) | set(spec["pass_to_pass"])
@@ -758,7 +1152,10 @@ def grade_container(spec, plugin_path, launcher_path, patch_file=None, partial=F
     if os.geteuid() == 0:
         subprocess.run(["chown", "-R", f"{user.pw_uid}:{user.pw_gid}", spec["repo_dir"]],
                        check=True)
-    runner = Runner(spec, plugin_path, launcher_path, user, exitfirst=not partial)
+    if language_of(spec) == "javascript":
+        runner = JsRunner(spec, user, exitfirst=not partial)
+    else:
+        runner = Runner(spec, plugin_path, launcher_path, user, exitfirst=not partial)
     report = run_to_end(runner.part, wanted, run_budget(spec), partial)
     result.update(grade(report, wanted, partial))
     return result
@@ -768,12 +1165,19 @@ def _reward_text(reward):
     return "1" if reward == 1.0 else ("0" if reward == 0.0 else f"{reward:.6f}")
 
 
-def emit(result, out_dir):
-    """Print the per-test lines and the reward; write ``reward.txt`` and ``result.json``."""
+def emit(result, out_dir, language="python"):
+    """Print the per-test lines and the reward; write ``reward.txt`` and ``result.json``.
+
+    Python: ``<STATUS> <nodeid>`` (pytest's ``-rA`` form); JavaScript: ``[PASSED] <id>`` or
+    ``[FAILED] <id>`` (its ids hold spaces: SWE-bench's ``parse_log_jest_json`` reads them
+    whole), anything but a trusted pass a failure."""
     lines = [">>>>> Start Test Output"]
     trusted = result.get("trusted", False)
     for test, outcome in sorted(result["outcomes"].items()):
-        status = outcome.upper() if (trusted and outcome) else "FAILED"
+        if language == "javascript":
+            status = "[PASSED]" if (trusted and outcome == "passed") else "[FAILED]"
+        else:
+            status = outcome.upper() if (trusted and outcome) else "FAILED"
         lines.append(f"{status} {test}")
     lines.append(">>>>> End Test Output")
     lines.append(f"REPOGYM_REWARD={_reward_text(result['reward'])}")
@@ -799,7 +1203,7 @@ def _clear_out(out_dir):
 def _args(argv):
     ap = argparse.ArgumentParser(description="Grade a repogym task in this container.")
     ap.add_argument("--spec", required=True, help="the task's grading spec (JSON)")
-    ap.add_argument("--plugin", required=True, help="repogym's pytest report plugin")
+    ap.add_argument("--plugin", help="repogym's pytest report plugin (Python tasks)")
     ap.add_argument("--launcher", help="repogym's pytest launcher (default: "
                                        f"{LAUNCHER_FILE} beside --plugin)")
     ap.add_argument("--patch", help="the candidate's diff (default: the working tree's "
@@ -807,7 +1211,7 @@ def _args(argv):
     ap.add_argument("--out", help="directory for reward.txt and result.json")
     ap.add_argument("--partial", action="store_true", help="reward = share of tests passing")
     args = ap.parse_args(argv)
-    if args.launcher is None:
+    if args.launcher is None and args.plugin is not None:
         args.launcher = os.path.join(os.path.dirname(args.plugin), LAUNCHER_FILE)
     return args
 
@@ -817,22 +1221,27 @@ def main(argv=None):
     _clear_out(args.out)
     failed = {"reward": 0.0, "resolved": False, "trusted": False, "outcomes": {},
               "discarded": []}
+    language = "python"
     try:
         spec = load_spec(args.spec)
+        language = language_of(spec)
+        if language == "python" and args.plugin is None:
+            raise ValueError("a Python task needs --plugin (repogym's pytest report plugin)")
         for what, path in (("patch", args.patch), ("plugin", args.plugin),
                            ("launcher", args.launcher)):
             if path is not None and not os.path.isfile(path):
                 raise ValueError(f"no {what} file at {path}")
     except (OSError, ValueError, KeyError) as exc:
-        emit({**failed, "instance_id": "", "problems": [f"bad input: {exc}"]}, args.out)
+        emit({**failed, "instance_id": "", "problems": [f"bad input: {exc}"]}, args.out,
+             language)
         return EXIT_USAGE
     try:
         result = grade_container(spec, args.plugin, args.launcher, args.patch, args.partial)
-    except (GraderError, OSError, subprocess.SubprocessError, KeyError) as exc:
+    except (GraderError, OSError, subprocess.SubprocessError, KeyError, TypeError) as exc:
         emit({**failed, "instance_id": spec["instance_id"],
-              "problems": [f"environment error: {exc}"]}, args.out)
+              "problems": [f"environment error: {exc}"]}, args.out, language)
         return EXIT_INFRA
-    emit(result, args.out)
+    emit(result, args.out, language)
     return EXIT_OK
 
 

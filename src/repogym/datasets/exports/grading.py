@@ -20,16 +20,25 @@ task's environment image, a shell script and a stdlib-only Python grader. Two st
 
    The environment's own reset state (``/opt/repogym``: the pinned commit's snapshot) is
    removed.
-2. :mod:`repogym.datasets.exports.container_grader` (copied in as ``grader.py``, with the
-   report plugin, repogym's pytest launcher and a :class:`ContainerSpec` as ``spec.json``)
-   grades the candidate the way :func:`repogym.grading.grade_in` does; its
-   docstring lists the steps.
+2. :mod:`repogym.datasets.exports.container_grader` (copied in as ``grader.py`` with a
+   :class:`ContainerSpec` as ``spec.json``; for Python tasks also repogym's pytest report
+   plugin and launcher) grades the candidate the way :func:`repogym.grading.grade_in` does;
+   its docstring lists the steps.
 
 The rules come from their one source (the Python toolchain's ``RUNNER_CONFIG``,
 ``STARTUP_HOOKS``, ``INSTALL_METADATA``, ``RUNNER_MODULES`` and test directories, the
 standard library's module names, the sandbox's ``git apply`` fallbacks, the judge's time
 limits and the runner changes and plugin modules its baseline saw) and are written into each
 spec, so an export made by a later repogym carries that repogym's rules.
+
+**JavaScript tasks** carry a grading plan instead of the Python rules (:class:`JsPlan`, the
+spec's ``javascript``): the runner's command line with placeholders for what each run draws
+(scratch directory, selected files, name pattern), the run's variables, repogym's reporter
+files, the canary templates and the protection rules as data. The plan is read at export
+time from a sandbox of the task's environment image in its graded state
+(:mod:`repogym.datasets.exports.plans`, :mod:`repogym.toolchains.javascript.export`), so
+exporting a JavaScript task to ``harbor`` or ``swebench`` needs its environment image in the
+local Docker engine.
 """
 
 from __future__ import annotations
@@ -72,6 +81,11 @@ GRADER_FILE, PLUGIN_FILE, LAUNCHER_FILE, SPEC_FILE, PREPARE_FILE = (
     "grader.py", "repogym_report.py", "repogym_launch.py", "spec.json", "prepare.sh")
 DEFAULT_TIMEOUT = 600.0
 GRADER_COMMAND = "python3 -I -S"  # no site-packages, no PYTHONPATH: stdlib only
+LANGUAGES = ("python", "javascript")  # the languages the in-container grader grades
+# spec fields only Python tasks use (a JavaScript task's spec.json leaves them out)
+PYTHON_FIELDS = frozenset({"runner_config", "startup_hooks", "install_metadata",
+                           "editable_prefixes", "runner_modules", "stdlib_modules",
+                           "test_dir_names", "test_file_names", "runner_changes"})
 
 
 def apply_chain(var: str) -> str:
@@ -125,6 +139,47 @@ rm -rf {ENV_STATE}
 """
 
 
+class JsCanary(BaseModel):
+    """A canary's template: ``plant``'s file with its random tokens as placeholders
+    (``tokens``: placeholder -> bytes of hex; see
+    :func:`repogym.toolchains.javascript.export.canary_template`)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    path: str
+    text: str
+    tests: tuple[str, ...]
+    tokens: dict[str, int]
+
+
+class JsProtection(BaseModel):
+    """:meth:`repogym.toolchains.javascript.JavaScriptToolchain.is_protected` as data."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name_patterns: tuple[str, ...]
+    test_dirs: tuple[str, ...]
+    any_part: tuple[str, ...]
+
+
+class JsPlan(BaseModel):
+    """How a JavaScript task's tests run (see :mod:`repogym.toolchains.javascript.export`)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    runner: str
+    build: str | None
+    prefix: tuple[str, ...]
+    fresh: tuple[str, ...]
+    command: tuple[str, ...]
+    command_exitfirst: tuple[str, ...]
+    env: dict[str, str]
+    reporters: dict[str, str]
+    test_timeout_ms: int
+    canaries: dict[str, JsCanary]
+    protection: JsProtection
+
+
 class ContainerSpec(BaseModel):
     """The grading spec an exported task carries (``spec.json``), read by the grader.
 
@@ -140,11 +195,16 @@ class ContainerSpec(BaseModel):
     ``time_limits`` are the judge's (each listed test's limit, the run's); the run gets
     ``min(time_limits.run, timeout)``. ``runner_changes`` are the environment's own changes
     to the runner (not tamper).
+
+    ``language`` picks the grader's rules: ``python`` (the fields above) or ``javascript``
+    (the test-file and runner rules, command line and canaries of ``javascript``, a
+    :class:`JsPlan`; the Python-only fields are left out of its ``spec.json``).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     instance_id: str
+    language: str = "python"
     fail_to_pass: tuple[str, ...]
     pass_to_pass: tuple[str, ...]
     test_patch: str
@@ -164,16 +224,47 @@ class ContainerSpec(BaseModel):
     timeout: float = DEFAULT_TIMEOUT
     time_limits: TimeLimits
     runner_changes: tuple[str, ...] = ()
+    javascript: JsPlan | None = None
 
     @classmethod
-    def of(cls, row: TaskRow, timeout: float = DEFAULT_TIMEOUT) -> ContainerSpec:
+    def of(cls, row: TaskRow, timeout: float = DEFAULT_TIMEOUT,
+           plan: JsPlan | None = None) -> ContainerSpec:
         """The spec of a dataset row (the same protected set and limits as ``verify``:
-        a row without time limits gets the ceilings ``grade_in`` uses, ``timeout``)."""
-        limits = row.time_limits or policy_for(timeout, timeout).unknown()
-        return cls(instance_id=row.instance_id, fail_to_pass=row.FAIL_TO_PASS,
-                   pass_to_pass=row.PASS_TO_PASS, test_patch=row.test_patch,
-                   protected=tuple(sorted(protected_paths(row))), timeout=timeout,
-                   time_limits=limits, runner_changes=row.runner_changes)
+        a row without time limits gets the ceilings ``grade_in`` uses, ``timeout``);
+        ``plan``: a JavaScript task's (:func:`repogym.datasets.exports.plans.grading_plans`).
+
+        Raises:
+            InputError: the row's language has no in-container grader, or a JavaScript
+                row comes without its plan.
+        """
+        require_language(row)
+        if row.language == "javascript" and plan is None:
+            raise InputError(f"task {row.instance_id}: a JavaScript task needs its grading "
+                             f"plan to be exported (see repogym.datasets.exports.plans)")
+        return cls(instance_id=row.instance_id, language=row.language,
+                   fail_to_pass=row.FAIL_TO_PASS, pass_to_pass=row.PASS_TO_PASS,
+                   test_patch=row.test_patch, protected=tuple(sorted(protected_paths(row))),
+                   timeout=timeout, time_limits=spec_limits(row, timeout),
+                   runner_changes=row.runner_changes,
+                   javascript=plan if row.language == "javascript" else None)
+
+    def to_json(self) -> str:
+        """``spec.json``'s text: a JavaScript spec without the Python-only fields, a Python
+        one without ``javascript``."""
+        exclude = PYTHON_FIELDS if self.language == "javascript" else {"javascript"}
+        return self.model_dump_json(indent=2, exclude=set(exclude)) + "\n"
+
+
+def spec_limits(row: TaskRow, timeout: float = DEFAULT_TIMEOUT) -> TimeLimits:
+    """The time limits a row is graded with (the judge's, else ``grade_in``'s ceilings)."""
+    return row.time_limits or policy_for(timeout, timeout).unknown()
+
+
+def require_language(row: TaskRow) -> None:
+    """Raises InputError when the in-container grader cannot grade the row's language."""
+    if row.language not in LANGUAGES:
+        raise InputError(f"task {row.instance_id} is in {row.language!r}: the in-container "
+                         f"grader grades {' and '.join(LANGUAGES)} tasks only")
 
 
 def protected_paths(row: TaskRow) -> set[str]:
@@ -198,12 +289,26 @@ def plugin_source(name: str = PLUGIN_FILE) -> bytes:
     return resources.files("repogym.toolchains.plugins").joinpath(name).read_bytes()
 
 
-def grading_files(row: TaskRow, timeout: float = DEFAULT_TIMEOUT) -> dict[str, bytes]:
-    """``grader.py``, ``repogym_report.py``, ``repogym_launch.py`` and ``spec.json`` for
-    one task."""
-    spec = ContainerSpec.of(row, timeout).model_dump_json(indent=2) + "\n"
-    return {GRADER_FILE: grader_source(), PLUGIN_FILE: plugin_source(PLUGIN_FILE),
-            LAUNCHER_FILE: plugin_source(LAUNCHER_FILE), SPEC_FILE: spec.encode()}
+def grading_files(row: TaskRow, timeout: float = DEFAULT_TIMEOUT,
+                  plan: JsPlan | None = None) -> dict[str, bytes]:
+    """``grader.py`` and ``spec.json`` for one task, and for a Python task
+    ``repogym_report.py`` and ``repogym_launch.py`` (a JavaScript task's reporter files are
+    in its spec's plan)."""
+    spec = ContainerSpec.of(row, timeout, plan).to_json()
+    files = {GRADER_FILE: grader_source(), SPEC_FILE: spec.encode()}
+    if row.language == "python":
+        files.update({PLUGIN_FILE: plugin_source(PLUGIN_FILE),
+                      LAUNCHER_FILE: plugin_source(LAUNCHER_FILE)})
+    return files
+
+
+def grader_args(row: TaskRow, here: str) -> str:
+    """Shell: the grader's file arguments for a task whose grading files are in the
+    directory ``here`` (a shell word, e.g. ``"$here"``)."""
+    args = f'--spec "{here}/{SPEC_FILE}"'
+    if row.language == "python":
+        args += f' --plugin "{here}/{PLUGIN_FILE}" --launcher "{here}/{LAUNCHER_FILE}"'
+    return args
 
 
 def bundle(files: dict[str, bytes]) -> str:

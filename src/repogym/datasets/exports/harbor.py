@@ -14,11 +14,13 @@ Layout of ``OUT/<instance_id>/``::
     tests/test.sh           the verifier: grades /repo's changes with grader.py, writes
                             /logs/verifier/reward.txt (1 or 0)
     tests/grader.py         repogym's stdlib-only grader
-    tests/repogym_report.py repogym's pytest report plugin (loaded under a random name)
+    tests/repogym_report.py repogym's pytest report plugin (loaded under a random name;
+                            Python tasks)
     tests/repogym_launch.py repogym's pytest launcher (the plugin first, the configuration
-                            pinned to the committed files)
+                            pinned to the committed files; Python tasks)
     tests/spec.json         the grading spec (tests, test patch, protected paths, time
-                            limits)
+                            limits; a JavaScript task's grading plan: runner command line,
+                            reporter files, canaries, protection rules)
     solution/solve.sh       applies solution/gold.patch in /repo (Harbor's oracle agent)
     solution/gold.patch     the reference fix
 
@@ -28,6 +30,11 @@ the working tree's diff against a root-owned copy of the broken commit, and runs
 as ``repogym`` again. A Harbor that ignores ``[agent] user`` runs the solver as root, which
 can subvert any in-container check: grade such runs from the diff with the ``swebench``
 export's ``eval_script`` (or ``repogym verify``) in a fresh container instead.
+
+JavaScript tasks are exported the same way; their ``node_modules`` stays the environment's
+read-only link to ``/opt/deps`` (restored by the grader whatever the solver did to it).
+Exporting them reads each task's grading plan in a container of its environment image
+(:mod:`repogym.datasets.exports.plans`): the image must be in the local Docker engine.
 """
 
 from __future__ import annotations
@@ -41,18 +48,19 @@ from repogym.datasets.exports.base import EXPORTERS, Exporter, ExportOptions
 from repogym.datasets.exports.grading import (
     GRADER_COMMAND,
     GRADER_FILE,
-    LAUNCHER_FILE,
-    PLUGIN_FILE,
     PREPARE_FILE,
     PREPARE_SCRIPT,
     REPO_DIR,
-    SPEC_FILE,
     TEST_USER,
+    JsPlan,
     apply_chain,
+    grader_args,
     grading_files,
     quoted,
     require_docker_images,
+    require_language,
 )
+from repogym.datasets.exports.plans import grading_plans
 from repogym.errors import InputError
 from repogym.schemas.arrow import TaskRow
 
@@ -80,8 +88,8 @@ here="$(cd "$(dirname "${{BASH_SOURCE[0]}}")" && pwd)"
 logs="${{REPOGYM_LOGS:-{logs}}}"
 rm -rf "$logs/reward.txt" "$logs/reward.json"
 mkdir -p "$logs"
-{grader_cmd} "$here/{grader}" --spec "$here/{spec}" --plugin "$here/{plugin}" \\
-  --launcher "$here/{launcher}" --out "$logs"
+{grader_cmd} "$here/{grader}" {grader_args} \\
+  --out "$logs"
 status=$?
 [ -s "$logs/reward.txt" ] || echo 0 > "$logs/reward.txt"
 exit $status
@@ -99,10 +107,20 @@ INSTRUCTION = """{statement}
 
 ---
 
-The repository is checked out at `{repo}`; its tests run with `python -m pytest`.
+The repository is checked out at `{repo}`; its tests run with {how}.
 Change the code so that the problem above is fixed. When your work is graded, changes to
 test files and to the test configuration are discarded.
 """
+
+
+def how_tests_run(row: TaskRow, plan: JsPlan | None = None) -> str:
+    """The instruction's words for how the task's tests run."""
+    if row.language == "javascript":
+        if plan is None:
+            return "`npm test` (Node.js is on the PATH)"
+        return (f"{plan.runner} (`node_modules/.bin/{plan.runner}`; Node.js is on the PATH, "
+                f"the dependencies are installed)")
+    return "`python -m pytest`"
 
 
 def task_dirname(row: TaskRow) -> str:
@@ -142,9 +160,10 @@ def task_toml(row: TaskRow, options: ExportOptions) -> str:
     tables: dict[str, dict[str, Any]] = {
         "task": {"name": harbor_name(row),
                  "description": f"Fix a bug in {row.repo} (repogym {row.kind.value} task)",
-                 "keywords": ["repogym", "python", "bugfix", row.kind.value]},
+                 "keywords": ["repogym", row.language, "bugfix", row.kind.value]},
         "metadata": {"category": "debugging", "source": "repogym",
                      "instance_id": row.instance_id, "repo": row.repo,
+                     "language": row.language,
                      "base_commit": row.base_commit, "image": row.image,
                      "kind": row.kind.value, "generator": row.generator,
                      "mutator": row.mutator, "fail_to_pass": len(row.FAIL_TO_PASS),
@@ -175,20 +194,22 @@ def environment_files(row: TaskRow, *, label: str = TASK_IMAGE_LABEL,
     }
 
 
-def task_files(row: TaskRow, options: ExportOptions) -> dict[str, bytes]:
-    """Every file of one task directory, by relative path."""
+def task_files(row: TaskRow, options: ExportOptions,
+               plan: JsPlan | None = None) -> dict[str, bytes]:
+    """Every file of one task directory, by relative path (``plan``: a JavaScript task's
+    grading plan)."""
     iid = row.instance_id
     fmt = dict(iid=iid, repo=REPO_DIR, logs=VERIFIER_LOGS)
-    grading = grading_files(row, options.test_timeout)
+    grading = grading_files(row, options.test_timeout, plan)
     files = {f"tests/{name}": data for name, data in grading.items()}
     files.update({
         "task.toml": task_toml(row, options).encode(),
         "instruction.md": INSTRUCTION.format(statement=row.problem_statement.strip(),
-                                             repo=REPO_DIR).encode(),
+                                             repo=REPO_DIR,
+                                             how=how_tests_run(row, plan)).encode(),
         **{f"environment/{name}": data for name, data in environment_files(row).items()},
         "tests/test.sh": TEST_SH.format(**fmt, grader_cmd=GRADER_COMMAND, grader=GRADER_FILE,
-                                        spec=SPEC_FILE, plugin=PLUGIN_FILE,
-                                        launcher=LAUNCHER_FILE).encode(),
+                                        grader_args=grader_args(row, "$here")).encode(),
         "solution/solve.sh": SOLVE_SH.format(**fmt, apply=apply_chain("gold")).encode(),
         "solution/gold.patch": row.patch.encode(),
     })
@@ -203,19 +224,24 @@ class HarborExporter(Exporter):
     """Harbor task directories whose verifier grades with repogym's rules in the container."""
 
     description = "Harbor task directories (Dockerfile without history, test.sh -> reward.txt)"
+    version = "2"
 
     def write(self, rows: Sequence[TaskRow], dest: Path, options: ExportOptions) -> None:
         """Write one directory per task.
 
         Raises:
-            InputError: a row's image is not a Docker image.
+            InputError: a row's image is not a Docker image, its language has no grader,
+                or a JavaScript row's plan cannot be read (:mod:`.plans`).
         """
         require_docker_images(rows, self.name)
+        for row in rows:
+            require_language(row)
+        plans = grading_plans(rows, options.test_timeout)
         for row in rows:
             root = dest / task_dirname(row)
             if root.exists():
                 raise InputError(f"two tasks map to the directory {root.name!r}")
-            for rel, data in task_files(row, options).items():
+            for rel, data in task_files(row, options, plans.get(row.instance_id)).items():
                 path = root / rel
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_bytes(data)

@@ -34,7 +34,11 @@ image                     the task image ``build_images.sh`` builds:
                           ``repogym-task/<repo>:<hash of its build context>``, labelled
                           ``repogym=task`` and ``repogym.task=<instance_id>``; ``/testbed``
                           holds the broken state (SWE-bench 5.x runs ``image``)
-log_parser                ``parse_log_pytest`` (SWE-bench's parser registry name)
+log_parser                SWE-bench's parser registry name: ``parse_log_pytest`` (Python;
+                          ``<STATUS> <nodeid>`` lines), ``parse_log_jest_json``
+                          (JavaScript: ``[PASSED] <id>`` / ``[FAILED] <id>`` lines, which
+                          keep ids with spaces whole)
+language                  the task's language (``python``, ``javascript``)
 eval_type                 ``pass_and_fail``
 image_name                the environment image (repository at ``base_commit``, clean): the
                           ``eval_script`` also grades in a fresh container of it
@@ -45,12 +49,14 @@ bug_patch, kind           repogym's own: the broken state is ``base_commit`` + `
 ``eval_script`` runs as root in a **fresh** container of ``image`` or of ``image_name``
 (network off is fine), with the candidate's diff at ``$REPOGYM_PATCH`` (default
 ``/tmp/patch.diff``, where SWE-bench harnesses copy it). It unpacks an embedded bundle
-(prepare script, grader, report plugin, pytest launcher, spec, bug patch); in
+(prepare script, grader, spec, bug patch; for Python the report plugin and pytest launcher,
+for JavaScript the spec's grading plan holds the reporter files); in
 ``image_name`` it first builds the broken state
 (:data:`~repogym.datasets.exports.grading.PREPARE_SCRIPT`; a task image already holds it).
 The grader puts ``/repo`` back to the broken state itself (so a harness that already
 applied the patch in ``/testbed`` changes nothing), applies the diff, grades it with
-repogym's rules and prints ``PASSED``/``FAILED <test>`` lines (from the trusted report only)
+repogym's rules and prints ``PASSED``/``FAILED <test>`` lines (JavaScript:
+``[PASSED]``/``[FAILED] <test>``; from the trusted report only)
 between SWE-bench's ``>>>>> Start/End Test Output`` markers, then
 ``REPOGYM_REWARD=1`` or ``=0``; ``reward.txt`` and ``result.json`` go to ``$REPOGYM_OUT``
 (default ``/tmp/repogym-eval``). Exit status 0: graded; 2: bad input (no patch file); 3: the
@@ -86,18 +92,19 @@ from repogym.datasets.exports.grading import (
     ANCHOR,
     GRADER_COMMAND,
     GRADER_FILE,
-    LAUNCHER_FILE,
-    PLUGIN_FILE,
     PREPARE_FILE,
     PREPARE_SCRIPT,
     REPO_DIR,
-    SPEC_FILE,
+    JsPlan,
     bundle,
+    grader_args,
     grading_files,
     quoted,
     require_docker_images,
+    require_language,
 )
 from repogym.datasets.exports.harbor import environment_files, task_dirname
+from repogym.datasets.exports.plans import grading_plans
 from repogym.errors import InputError
 from repogym.schemas.arrow import TaskRow
 
@@ -110,6 +117,9 @@ TESTBED = "/testbed"  # SWE-bench's CONTAINER_WORKDIR: where its harness applies
 TASK_IMAGE_REPO = "repogym-task"
 TASK_IMAGE_LABEL = "task"  # LABEL repogym=task (the env image's is repogym=env)
 LOG_PARSER = "parse_log_pytest"  # our PASSED/FAILED <nodeid> lines are pytest's -rA form
+# JavaScript ids hold spaces (``file > suite > test``), which the pytest parser cuts at the
+# first one; this parser reads ``[PASSED] <id>`` / ``[FAILED] <id>`` lines whole
+LOG_PARSERS = {"python": LOG_PARSER, "javascript": "parse_log_jest_json"}
 EVAL_TYPE = "pass_and_fail"  # swebench.harness.constants.EvalType.PASS_AND_FAIL
 END_TEST_OUTPUT = ">>>>> End Test Output"
 
@@ -147,8 +157,8 @@ tar -xzf "$work/bundle.tgz" -C "$work" || fail "corrupt bundle"
 if [ ! -f {anchor}/commit ]; then  # the environment image: build the broken state first
   bash "$work/{prepare}" {base_commit} "$work/bug.patch" || fail "cannot build the broken state"
 fi
-{grader_cmd} "$work/{grader}" --spec "$work/{spec}" --plugin "$work/{plugin}" \\
-  --launcher "$work/{launcher}" --patch "$patch" --out "$out"
+{grader_cmd} "$work/{grader}" {grader_args} \\
+  --patch "$patch" --out "$out"
 status=$?
 [ "$status" -eq 0 ] && [ "$(cat "$out/reward.txt" 2>/dev/null)" = 1 ]
 # {end_marker} was printed by the grader; SWE-bench's harness records the status above
@@ -208,9 +218,11 @@ def task_image_tag(row: TaskRow, context: dict[str, bytes]) -> str:
     return f"{TASK_IMAGE_REPO}/{docker_repo_name(row.repo)}:{digest.hexdigest()[:16]}"
 
 
-def eval_script(row: TaskRow, options: ExportOptions, task_image: str = "") -> str:
-    """The bash script that grades ``$REPOGYM_PATCH`` for ``row`` (see the module docstring)."""
-    files = grading_files(row, options.test_timeout)
+def eval_script(row: TaskRow, options: ExportOptions, task_image: str = "",
+                plan: JsPlan | None = None) -> str:
+    """The bash script that grades ``$REPOGYM_PATCH`` for ``row`` (see the module docstring;
+    ``plan``: a JavaScript task's grading plan)."""
+    files = grading_files(row, options.test_timeout, plan)
     files[PREPARE_FILE] = PREPARE_SCRIPT.encode()
     files["bug.patch"] = row.bug_patch.encode()
     raw = bundle(files)
@@ -219,13 +231,15 @@ def eval_script(row: TaskRow, options: ExportOptions, task_image: str = "") -> s
         iid=row.instance_id, image=row.image, task_image=task_image or "(none)",
         patch=DEFAULT_PATCH_PATH, result=DEFAULT_RESULT_DIR, payload=payload,
         prepare=PREPARE_FILE, anchor=ANCHOR, base_commit=quoted(row.base_commit),
-        grader_cmd=GRADER_COMMAND, grader=GRADER_FILE, spec=SPEC_FILE, plugin=PLUGIN_FILE,
-        launcher=LAUNCHER_FILE, end_marker=END_TEST_OUTPUT)
+        grader_cmd=GRADER_COMMAND, grader=GRADER_FILE,
+        grader_args=grader_args(row, "$work"), end_marker=END_TEST_OUTPUT)
 
 
-def instance(row: TaskRow, options: ExportOptions, task_image: str = "") -> dict[str, Any]:
+def instance(row: TaskRow, options: ExportOptions, task_image: str = "",
+             plan: JsPlan | None = None) -> dict[str, Any]:
     """One SWE-bench instance (see the module docstring for the fields); ``task_image`` is
-    its ``image`` (default: the tag :func:`task_image_tag` gives it)."""
+    its ``image`` (default: the tag :func:`task_image_tag` gives it); ``plan``: a
+    JavaScript task's grading plan."""
     task_image = task_image or task_image_tag(row, image_context(row))
     return {
         "instance_id": row.instance_id,
@@ -241,10 +255,11 @@ def instance(row: TaskRow, options: ExportOptions, task_image: str = "") -> dict
         "created_at": row.created_at.isoformat(),
         "environment_setup_commit": row.base_commit,
         "image": task_image,
-        "log_parser": LOG_PARSER,
+        "log_parser": LOG_PARSERS[row.language],
         "eval_type": EVAL_TYPE,
+        "language": row.language,
         "image_name": row.image,
-        "eval_script": eval_script(row, options, task_image),
+        "eval_script": eval_script(row, options, task_image, plan),
         "bug_patch": row.bug_patch,
         "kind": row.kind.value,
     }
@@ -262,16 +277,20 @@ class SwebenchExporter(Exporter):
     each ``eval_script`` grades with repogym's rules (also under SWE-bench's own harness)."""
 
     description = "SWE-bench JSONL + per-task image Dockerfiles, self-contained eval_script"
-    version = "2"
+    version = "3"
 
     def write(self, rows: Sequence[TaskRow], dest: Path, options: ExportOptions) -> None:
         """Write ``instances.jsonl``, ``images/<instance_id>/`` and ``build_images.sh``.
 
         Raises:
-            InputError: a row's image is not a Docker image, or two ids map to one
-                directory.
+            InputError: a row's image is not a Docker image, its language has no grader,
+                two ids map to one directory, or a JavaScript row's plan cannot be read
+                (:mod:`.plans`).
         """
         require_docker_images(rows, self.name)
+        for row in rows:
+            require_language(row)
+        plans = grading_plans(rows, options.test_timeout)
         builds: list[tuple[str, str, str]] = []
         with open(dest / INSTANCES_FILE, "w", encoding="utf-8") as fh:
             for row in rows:
@@ -284,7 +303,8 @@ class SwebenchExporter(Exporter):
                 for name, data in context.items():
                     (ctx_dir / name).write_bytes(data)
                 builds.append((tag, f"{IMAGES_DIR}/{ctx_dir.name}", row.image))
-                fh.write(json.dumps(instance(row, options, tag), ensure_ascii=False) + "\n")
+                inst = instance(row, options, tag, plans.get(row.instance_id))
+                fh.write(json.dumps(inst, ensure_ascii=False) + "\n")
         script = dest / BUILD_SCRIPT
         script.write_text(build_script(builds), encoding="utf-8")
         script.chmod(0o755)

@@ -15,6 +15,10 @@ plus the test patch: every file it reads there -- ``package.json``, the listed t
     reporter files are), :data:`FILES` a whole word (the selected tests' files, sorted, one
     word each) and :data:`PATTERN` inside a word (the name pattern of
     :func:`~repogym.toolchains.javascript.runners.name_pattern`).
+``prefix``, ``fresh``
+    shell commands the run's command line comes after, joined with ``&&`` (the tool-cache
+    folder made, the build script run); folders a reset empties that each run must find
+    fresh (:data:`~repogym.layout.TOOL_CACHE`, where ``node_modules/.cache`` points).
 ``env``
     the run's variables less the settings file's (``RUN_ENV`` and the runner's own, with
     :data:`SCRATCH`); ``REPOGYM_JS_CONFIG`` names the settings file (see
@@ -22,14 +26,15 @@ plus the test patch: every file it reads there -- ``package.json``, the listed t
 ``reporters``, ``test_timeout_ms``
     the reporter files the run copies into its scratch directory (name -> text); the
     per-test limit in the settings.
-``canaries``, ``canary_words``
-    per selected test file, the canary planted beside it
-    (:mod:`~repogym.toolchains.javascript.canary`) with its random names left out:
-    ``prefix`` + ``rg<8 hex>`` + ``suffix`` is its path, ``style`` (``describe`` or ``uvu``)
-    how its checks are wrapped, ``head`` its first lines, ``checks`` the checks that must
-    fail; the grader draws the names (:func:`canary_of` assembles one as ``plant`` does).
+``canaries``
+    per selected test file, the canary :func:`~repogym.toolchains.javascript.canary.plant`
+    puts beside it (:func:`canary_template`): its ``path``, ``text`` and ``tests`` (ids) with
+    each random token it drew replaced by a placeholder, and ``tokens`` (placeholder -> bytes
+    of hex): the grader draws fresh tokens for every run (:func:`canary_of`).
 ``protection``
     :func:`protection_rules`: which paths a graded patch may not change, as data.
+
+Runners read from TAP on stdout (ava) have no plan yet: :func:`grading_plan` refuses them.
 """
 
 from __future__ import annotations
@@ -38,21 +43,13 @@ import json
 import re
 import secrets
 import shlex
-from pathlib import PurePosixPath
 from typing import Any, Sequence
 
+from repogym.layout import TOOL_CACHE
 from repogym.sandboxes.base import Sandbox
 from repogym.schemas.records import TimeLimits
 from repogym.toolchains.javascript import _project_in, files
-from repogym.toolchains.javascript.canary import (
-    _WORDS,
-    CANARY_RUNNERS,
-    _checks,
-    _js,
-    _loads,
-    _suffix,
-    _uvu_checks,
-)
+from repogym.toolchains.javascript.canary import plant
 from repogym.toolchains.javascript.placed import RUN_ENV, reporter_source
 from repogym.toolchains.javascript.report import split_id
 from repogym.toolchains.javascript.report import test_id as make_test_id
@@ -63,7 +60,9 @@ SCRATCH = "@RG_SCRATCH@"
 FILES = "@RG_FILES@"
 PATTERN = "@RG_PATTERN@"
 _PROBE_FILE, _PROBE_NAME = "@RG_FILE@", "@RG_NAME@"  # the selection the templates are made with
-_CANARY_NAME = re.compile(r"\.(test|spec)(\.[cm]?[jt]sx?)$")  # canary._sibling's
+# the random tokens canary.plant draws: the file's ``rg<8 hex>`` stem, the titles' 6 hex
+_STEM_TOKEN = re.compile(r"(?:^|/)rg([0-9a-f]{8})[^/]*$")
+_TITLE_TOKEN = re.compile(r"(?<![0-9a-f])([0-9a-f]{6})$")
 
 
 def command_template(runner: Runner, project_args: Sequence[str], limits: TimeLimits | None,
@@ -73,7 +72,7 @@ def command_template(runner: Runner, project_args: Sequence[str], limits: TimeLi
 
     Raises:
         ValueError: the runner's command line does not take the selection in a form the
-            placeholders can stand for (a file named inside a word, say).
+            placeholders can stand for (a word per selected test, say).
     """
     probe = [make_test_id(_PROBE_FILE, [_PROBE_NAME])]
     inv = Invocation(scratch=SCRATCH, project_args=tuple(project_args), select=probe,
@@ -93,44 +92,51 @@ def command_template(runner: Runner, project_args: Sequence[str], limits: TimeLi
 
 def canary_template(path: str, text: str, runner: str) -> dict[str, Any] | None:
     """The canary :func:`~repogym.toolchains.javascript.canary.plant` puts beside the test
-    file ``path`` (its ``text``), less its random names; None when it plants none."""
-    if runner not in CANARY_RUNNERS:
-        return None
-    if runner == "uvu":
-        checks = _uvu_checks(text)
-        esm = bool(re.search(r"^\s*import\s", text, re.M))
-        head = ["import { test as __rgTest } from 'uvu';" if esm
-                else "const { test: __rgTest } = require('uvu');"]
-        style = "uvu"
-    else:
-        checks, head, style = _checks(text), [], "describe"
-    if not checks:
-        return None
-    p = PurePosixPath(path)
-    m = _CANARY_NAME.search(p.name)
-    suffix = f".{m.group(1)}{m.group(2)}" if m else _suffix(p)
-    prefix = "" if str(p.parent) == "." else f"{p.parent}/"
-    return {"prefix": prefix, "suffix": suffix, "style": style,
-            "head": [*_loads(path, text), *head], "checks": list(checks)}
+    file ``path`` (its ``text``) for ``runner``, its random tokens made placeholders (see
+    the module docstring); None when it plants none.
+
+    Raises:
+        ValueError: no planting gave tokens that can be told from the file's own text.
+    """
+    for _ in range(8):
+        canary = plant({path: text}, runner)
+        if not canary.tests:
+            return None
+        [(where, body)] = canary.files.items()
+        stem = _STEM_TOKEN.search(where)
+        tokens = [stem.group(1)] if stem else []
+        for test in canary.tests:
+            for title in split_id(test)[1]:
+                m = _TITLE_TOKEN.search(title)
+                if m and m.group(1) not in tokens:
+                    tokens.append(m.group(1))
+        if not stem or any(t in text or t in path for t in tokens):
+            continue  # a token that is not only the canary's: draw again
+        names = {t: f"@RG_TOKEN_{i}@" for i, t in enumerate(tokens)}
+
+        def templated(s: str, names: dict[str, str] = names) -> str:
+            for token, name in names.items():
+                s = s.replace(token, name)
+            return s
+
+        return {"path": templated(where), "text": templated(body),
+                "tests": [templated(t) for t in canary.tests],
+                "tokens": {name: len(token) // 2 for token, name in names.items()}}
+    raise ValueError(f"cannot tell the canary of {path} from the file's own text")
 
 
 def canary_of(template: dict[str, Any]) -> tuple[str, str, list[str]]:
-    """(path, text, test ids) of one canary from its template, names drawn as ``plant``
-    draws them (the in-container grader does the same; a parity test holds them equal)."""
-    where = f"{template['prefix']}rg{secrets.token_hex(4)}{template['suffix']}"
-    checks = template["checks"]
-    lines = list(template["head"])
-    if template["style"] == "uvu":
-        titles = [f"{secrets.choice(_WORDS)} case {secrets.token_hex(3)}" for _ in checks]
-        lines += [f"__rgTest({_js(t)}, () => {{ {c} }});" for t, c in zip(titles, checks)]
-        lines.append("__rgTest.run();")
-        return where, "\n".join(lines) + "\n", [make_test_id(where, [t]) for t in titles]
-    suite = f"{secrets.choice(_WORDS)} {secrets.token_hex(3)}"
-    titles = [f"{secrets.choice(_WORDS)} case {secrets.token_hex(3)}" for _ in checks]
-    lines.append(f"describe({_js(suite)}, () => {{")
-    lines += [f"  it({_js(t)}, () => {{ {c} }});" for t, c in zip(titles, checks)]
-    lines.append("});")
-    return where, "\n".join(lines) + "\n", [make_test_id(where, [suite, t]) for t in titles]
+    """(path, text, test ids) of one canary from its template, with fresh tokens (the
+    in-container grader does the same)."""
+    values = {name: secrets.token_hex(n) for name, n in template["tokens"].items()}
+
+    def filled(s: str) -> str:
+        for name, value in values.items():
+            s = s.replace(name, value)
+        return s
+
+    return (filled(template["path"]), filled(template["text"]),
+            [filled(t) for t in template["tests"]])
 
 
 def protection_rules() -> dict[str, list[str]]:
@@ -140,8 +146,10 @@ def protection_rules() -> dict[str, list[str]]:
     names = "|".join(re.escape(n) for n in sorted(files._CONFIG_NAMES))
     prefixes = "|".join(re.escape(p) for p in files._CONFIG_PREFIXES)
     return {
-        "name_patterns": [files._TEST_NAME.pattern, f"^(?:{names})$", f"^(?:{prefixes})",
-                          "(?i)" + files._SETUP_NAME.pattern, r"^(?=.*test).*\.d\.ts$"],
+        # the toolchain's own patterns as they are; exact names and suffixes end at \Z
+        # (``$`` would also match before a final line break, ``in`` and ``endswith`` not)
+        "name_patterns": [files._TEST_NAME.pattern, f"^(?:{names})\\Z", f"^(?:{prefixes})",
+                          "(?i)" + files._SETUP_NAME.pattern, r"(?s)^(?=.*test).*\.d\.ts\Z"],
         "test_dirs": sorted(files.TEST_DIRS),
         "any_part": ["node_modules"],
     }
@@ -154,12 +162,16 @@ def grading_plan(sandbox: Sandbox, tests: Sequence[str],
 
     Raises:
         NoTestsError: the project has no runner repogym can run.
-        ValueError: its command line cannot be templated (:func:`command_template`).
+        ValueError: the runner has no plan (TAP runners), or its command line cannot be
+            templated (:func:`command_template`).
         SandboxError: the sandbox broke.
     """
     project = _project_in(sandbox)
     name = project.runner()
     runner = runner_for(name)
+    if runner.tap:
+        raise ValueError(f"{name} runs are read from the TAP it prints, which the "
+                         f"in-container grader does not read yet")
     args = project.runner_args(name)
     canaries: dict[str, Any] = {}
     for path in sorted({split_id(t)[0] for t in tests}):
@@ -167,15 +179,19 @@ def grading_plan(sandbox: Sandbox, tests: Sequence[str],
         template = None if text is None else canary_template(path, text, name)
         if template is not None:
             canaries[path] = template
+    build = project.build_script()
     inv = Invocation(scratch=SCRATCH, project_args=tuple(args), limits=limits)
     plan = {
-        "runner": name, "build": project.build_script(),
+        "runner": name, "build": build,
+        "prefix": [f"mkdir -p {TOOL_CACHE}",
+                   *([f"npm run --silent {shlex.quote(build)}"] if build else [])],
+        "fresh": [TOOL_CACHE],
         "command": command_template(runner, args, limits, exitfirst=False),
         "command_exitfirst": command_template(runner, args, limits, exitfirst=True),
         "env": {**RUN_ENV, **runner.env(inv)},
         "reporters": {f: reporter_source(f) for f in runner.files},
         "test_timeout_ms": timeout_ms(limits), "canaries": canaries,
-        "canary_words": list(_WORDS), "protection": protection_rules(),
+        "protection": protection_rules(),
     }
     json.dumps(plan)  # plain data only
     return plan
