@@ -293,3 +293,13 @@ def test_an_error_a_traced_call_raised_is_not_said_again_from_another_tests_mess
         gold=CallTrace(calls={t: tuple(r for r in gold if r.test == t) for t in tests})))
     assert "`geo.area(0, 2)`" in text and "`geo.area(1, 2)`" in text, text
     assert text.count("RecursionError") == 2, text
+
+
+def test_a_call_with_an_unbalanced_parenthesis_in_its_arguments_is_named() -> None:
+    """path-to-regexp's tests call ``match('/(')``: the grouping of a call text must end
+    (it looped forever on the lone parenthesis)."""
+    from repogym.generators.statements.reading import _callee
+
+    assert _callee("pathToRegexp.match('/(')") == "match"
+    assert _callee("parse('(a')(b)") == "parse"
+    assert _callee("pkg.Rect(1, 2).scaled(3)") == "scaled"

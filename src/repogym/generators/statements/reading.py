@@ -110,6 +110,10 @@ def _callee(call: str) -> str:
     """``pkg.Rect(1, 2).scaled(3)`` -> ``scaled``: the name a call text is grouped by."""
     text = call.split("`")[0]
     head = re.sub(r"\([^()]*\)", "", text)
-    while "(" in head:
-        head = re.sub(r"\([^()]*\)", "", head)
+    while "(" in head:  # innermost parentheses first, until none is left (or one is lone)
+        shorter = re.sub(r"\([^()]*\)", "", head)
+        if shorter == head:  # an unbalanced "(" in a string or regex argument: '/(' ...
+            head = head.split("(", 1)[0]
+            break
+        head = shorter
     return head.rstrip(".").rsplit(".", 1)[-1] or call
