@@ -27,6 +27,7 @@ import logging
 import threading
 from datetime import datetime
 from pathlib import Path
+from typing import Generic, TypeVar
 
 from pydantic import Field
 
@@ -40,7 +41,64 @@ ATTEMPTS = 2  # failed builds of one spec before it is known not to install
 TAIL_CHARS = 1500
 
 
-class BuildFailure(Record):
+class RepeatedFailure(Record):
+    """A failure counted across runs: how often, since when; settled once it repeats."""
+
+    attempts: int = 1
+    first_seen: datetime = Field(default_factory=utcnow)
+    last_seen: datetime = Field(default_factory=utcnow)
+
+    @property
+    def ledger_key(self) -> str:
+        """The key the record is filed under."""
+        raise NotImplementedError
+
+    @property
+    def settled(self) -> bool:
+        """Failed often enough that it is not chance."""
+        return self.attempts >= ATTEMPTS
+
+    def _span(self) -> str:
+        return f"{self.first_seen:%Y-%m-%d %H:%M} to {self.last_seen:%Y-%m-%d %H:%M} UTC"
+
+
+F = TypeVar("F", bound=RepeatedFailure)
+
+
+class _Ledger(Generic[F]):
+    """Records of one kind in a folder, one JSON file per key.
+
+    Thread-safe within a process (judges of several repositories share a run); files are
+    replaced whole, so a reader never sees half a record.
+    """
+
+    def __init__(self, folder: Path, kind: type[F]) -> None:
+        self.folder = folder
+        self._records = RecordCache(folder, kind, indent=2)
+        self._lock = threading.Lock()
+
+    def _get(self, key: str) -> F | None:
+        """The key's record (None: never failed, or the record is unreadable)."""
+        found = self._records.get(key)
+        return found if found is not None and found.ledger_key == key else None
+
+    def _count(self, key: str, failure: F) -> F:
+        """``failure`` counted once more over the key's earlier ones; the record kept."""
+        with self._lock:
+            old = self._get(key)
+            now = utcnow()
+            counted = failure.model_copy(update={
+                "attempts": (old.attempts + 1) if old else 1,
+                "first_seen": old.first_seen if old else now, "last_seen": now})
+            self._records.put(key, counted)
+            return counted
+
+    def _drop(self, key: str) -> None:
+        with self._lock:
+            self._records.drop(key)
+
+
+class BuildFailure(RepeatedFailure):
     """The failed builds of one environment spec."""
 
     digest: str
@@ -51,14 +109,10 @@ class BuildFailure(Record):
     limit: str = ""  # the sandbox limit that stopped the step, if that is what ended it
     tail: str = ""  # the end of the failing step's log
     log_path: str = ""
-    attempts: int = 1
-    first_seen: datetime = Field(default_factory=utcnow)
-    last_seen: datetime = Field(default_factory=utcnow)
 
     @property
-    def settled(self) -> bool:
-        """Failed often enough that it is not chance: the spec is not built again."""
-        return self.attempts >= ATTEMPTS
+    def ledger_key(self) -> str:
+        return self.digest
 
     def describe(self) -> str:
         """One paragraph for a verdict: what failed, how often, and the log's end."""
@@ -66,50 +120,34 @@ class BuildFailure(Record):
         times = "once" if self.attempts == 1 else f"in {self.attempts} builds"
         tail = self.tail.strip()[-TAIL_CHARS:]
         return (f"the environment does not install at {self.commit[:12]} (recipe "
-                f"{self.recipe_version}): install step {what} {times} "
-                f"({self.first_seen:%Y-%m-%d %H:%M} to {self.last_seen:%Y-%m-%d %H:%M} UTC): "
+                f"{self.recipe_version}): install step {what} {times} ({self._span()}): "
                 f"{self.step}" + (f"\n{tail}" if tail else ""))
 
 
-class BuildLedger:
-    """The :class:`BuildFailure` records in a folder, one JSON file per spec digest.
-
-    Thread-safe within a process (judges of several repositories share a run); files are
-    replaced whole, so a reader never sees half a record.
-    """
+class BuildLedger(_Ledger[BuildFailure]):
+    """The :class:`BuildFailure` records in a folder, one JSON file per spec digest."""
 
     def __init__(self, folder: Path) -> None:
-        self.folder = folder
-        self._records = RecordCache(folder, BuildFailure, indent=2)
-        self._lock = threading.Lock()
+        super().__init__(folder, BuildFailure)
 
     def get(self, spec: EnvSpec) -> BuildFailure | None:
         """The spec's record (None: never failed, or the record is unreadable)."""
-        found = self._records.get(spec.digest())
-        return found if found is not None and found.digest == spec.digest() else None
+        return self._get(spec.digest())
 
     def record(self, spec: EnvSpec, exc: InstallError) -> BuildFailure:
         """Count one more failed build of ``spec``; the updated record."""
-        with self._lock:
-            old = self.get(spec)
-            now = utcnow()
-            failure = BuildFailure(
-                digest=spec.digest(), repo=spec.repo, commit=spec.commit,
-                recipe_version=spec.recipe_version, step=exc.step, limit=exc.limit,
-                tail=(exc.tail or "")[-TAIL_CHARS:],
-                log_path=str(exc.log_path) if exc.log_path else "",
-                attempts=(old.attempts + 1) if old else 1,
-                first_seen=old.first_seen if old else now, last_seen=now)
-            self._records.put(failure.digest, failure)
-            return failure
+        return self._count(spec.digest(), BuildFailure(
+            digest=spec.digest(), repo=spec.repo, commit=spec.commit,
+            recipe_version=spec.recipe_version, step=exc.step, limit=exc.limit,
+            tail=(exc.tail or "")[-TAIL_CHARS:],
+            log_path=str(exc.log_path) if exc.log_path else ""))
 
     def clear(self, spec: EnvSpec) -> None:
         """The spec built: forget its failures."""
-        with self._lock:
-            self._records.drop(spec.digest())
+        self._drop(spec.digest())
 
 
-class SuiteFailure(Record):
+class SuiteFailure(RepeatedFailure):
     """The runs of one commit's own suite that did not run in one environment image.
 
     A mined fix at an old commit is judged in an environment of today (today's pytest, its
@@ -125,19 +163,16 @@ class SuiteFailure(Record):
     image: str
     reason: str  # the judge's infrastructure reason code of the last failure
     tail: str = ""
-    attempts: int = 1
-    first_seen: datetime = Field(default_factory=utcnow)
-    last_seen: datetime = Field(default_factory=utcnow)
 
     @property
-    def settled(self) -> bool:
-        return self.attempts >= ATTEMPTS
+    def ledger_key(self) -> str:
+        return self.key
 
     def describe(self) -> str:
         times = "once" if self.attempts == 1 else f"in {self.attempts} runs"
         return (f"the suite of {self.commit[:12]} does not run in its environment "
-                f"{self.image} ({self.reason}, {times}, {self.first_seen:%Y-%m-%d %H:%M} to "
-                f"{self.last_seen:%Y-%m-%d %H:%M} UTC): {self.tail.strip()[-TAIL_CHARS:]}")
+                f"{self.image} ({self.reason}, {times}, {self._span()}): "
+                f"{self.tail.strip()[-TAIL_CHARS:]}")
 
 
 def suite_key(image: str, commit: str) -> str:
@@ -145,34 +180,23 @@ def suite_key(image: str, commit: str) -> str:
     return hashlib.sha256(f"{image}\0{commit}".encode()).hexdigest()[:24]
 
 
-class SuiteLedger:
+class SuiteLedger(_Ledger[SuiteFailure]):
     """The :class:`SuiteFailure` records in a folder, one JSON file per (image, commit):
     like :class:`BuildLedger`, a failure counts as a fact about the commit in that image
     once it repeats in another run; until then it is an infrastructure error."""
 
     def __init__(self, folder: Path) -> None:
-        self._records = RecordCache(folder, SuiteFailure, indent=2)
-        self._lock = threading.Lock()
+        super().__init__(folder, SuiteFailure)
 
     def get(self, image: str, commit: str) -> SuiteFailure | None:
-        key = suite_key(image, commit)
-        found = self._records.get(key)
-        return found if found is not None and found.key == key else None
+        return self._get(suite_key(image, commit))
 
     def record(self, repo: str, image: str, commit: str, reason: str,
                tail: str) -> SuiteFailure:
         """Count one more run in which the commit's suite did not run; the record."""
-        with self._lock:
-            old = self.get(image, commit)
-            now = utcnow()
-            failure = SuiteFailure(
-                key=suite_key(image, commit), repo=repo, commit=commit, image=image,
-                reason=reason, tail=tail[-TAIL_CHARS:],
-                attempts=(old.attempts + 1) if old else 1,
-                first_seen=old.first_seen if old else now, last_seen=now)
-            self._records.put(failure.key, failure)
-            return failure
+        key = suite_key(image, commit)
+        return self._count(key, SuiteFailure(key=key, repo=repo, commit=commit, image=image,
+                                             reason=reason, tail=tail[-TAIL_CHARS:]))
 
     def clear(self, image: str, commit: str) -> None:
-        with self._lock:
-            self._records.drop(suite_key(image, commit))
+        self._drop(suite_key(image, commit))
