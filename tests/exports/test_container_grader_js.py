@@ -43,7 +43,7 @@ from repogym.sandboxes.base import ExecResult, Sandbox
 from repogym.schemas.arrow import TaskRow
 from repogym.schemas.records import Candidate, CandidateKind, Judged, TimeLimits, Verdict
 from repogym.toolchains import resume
-from repogym.toolchains.javascript import JavaScriptToolchain, canary, report, runners
+from repogym.toolchains.javascript import JavaScriptToolchain, canary, report, runners, tap
 from repogym.toolchains.javascript import export as js_export
 from repogym.toolchains.javascript.canary import Canary, plant
 from repogym.toolchains.javascript.placed import RUN_ENV
@@ -124,6 +124,12 @@ def test_constants_match_the_toolchain():
     assert grader.JS_REGEX_SPECIAL.pattern == runners.JS_REGEX_SPECIAL.pattern
     assert (grader.JS_SCRATCH, grader.JS_FILES, grader.JS_PATTERN) == (
         js_export.SCRATCH, js_export.FILES, js_export.PATTERN)
+    assert (grader.JS_EACH_SELECT, grader.JS_EACH_EXCLUDE, grader.JS_TITLE) == (
+        js_export.EACH_SELECT, js_export.EACH_EXCLUDE, js_export.TITLE)
+    assert grader.TAP_SEP == tap.SEP
+    for ours, theirs in ((grader.TAP_POINT, tap._POINT), (grader.TAP_EXITED, tap._EXITED),
+                         (grader.TAP_COUNT, tap._COUNT), (grader.TAP_CRASH, tap._CRASH)):
+        assert (ours.pattern, ours.flags) == (theirs.pattern, theirs.flags)
     assert set(grader.JS_DROPPED_ENV).isdisjoint(set(RUN_ENV) - {"NODE_OPTIONS"})
 
 
@@ -155,7 +161,9 @@ def test_name_patterns_match_the_toolchain(select, exclude):
 PROJECT_ARGS = {"jest": [["--env", "node"], ["--runInBand", "--coverage", "src"], []],
                 "vitest": [["run"], ["run", "--coverage", "--reporter", "dot", "test/"], []],
                 "mocha": [["--reporter", "spec", "test/test.js"], ["-r", "esm", "--bail"], []],
-                "uvu": [["-r", "esm", "test"], ["test", "-i", "fixtures"], []]}
+                "uvu": [["-r", "esm", "test"], ["test", "-i", "fixtures"], []],
+                "ava": [["--verbose", "test/**/*.js"], ["--match", "x*", "-T", "5s"], []],
+                "node-test": [["--test", "--experimental-strip-types"], ["test/"], []]}
 LIMITS = [None, TimeLimits(tests={IDS[0]: 2.5, IDS[3]: 7.0}, default=30.0, run=90.0)]
 
 
@@ -413,6 +421,86 @@ def test_a_run_that_dies_in_a_test_blames_it(name):
     assert any(p.startswith(f"{B}: ") for p in graded["problems"])
 
 
+# -- ava's TAP ------------------------------------------------------------------------------
+
+def tap_point(n: int, title: str, ok: bool = True, directive: str = "",
+              message: str = "") -> str:
+    line = f"{'ok' if ok else 'not ok'} {n} - {title}" + (f" # {directive}" if directive else "")
+    if message:
+        line += "\n  ---\n" + "".join(f"    {m}\n" for m in message.splitlines()) + "  ..."
+    return line
+
+
+def tap_run(points: list[str], plan: int | None, passed: int | None = None,
+            failed: int | None = None) -> str:
+    lines = ["TAP version 13", *points]
+    if plan is not None:
+        lines.append(f"1..{plan}")
+    if passed is not None:
+        lines += [f"# tests {plan}", f"# pass {passed}", "# skip 0"]
+    if failed is not None:
+        lines.append(f"# fail {failed}")
+    return "\n".join(lines) + "\n"
+
+
+ONE, TWO = ["test/a.test.js"], ["test/a.test.js", "test/sub/__tests__/test-b.spec.ts"]
+S = tap.SEP
+# name -> (TAP, files, exit code, timed out)
+TAPS: dict[str, tuple[str, list[str], int, bool]] = {
+    "all_pass": (tap_run([tap_point(1, "adds"), tap_point(2, "subtracts")], 2, 2, 0), ONE, 0,
+                 False),
+    "a_failure": (tap_run([tap_point(1, "adds"), tap_point(2, "subtracts", False, message=(
+        "name: AssertionError\nmessage: Difference\nat: test/a.test.js:3"))], 2, 1, 1), ONE, 1,
+                  False),
+    "skip_and_todo": (tap_run([tap_point(1, "a", directive="SKIP"),
+                               tap_point(2, "b", directive="TODO later"), tap_point(3, "c")],
+                              3, 1, 0), ONE, 0, False),
+    "two_files": (tap_run([tap_point(1, f"a{S}adds"), tap_point(2, f"sub{S}b{S}x", False)],
+                          2, 1, 1), TWO, 1, False),
+    "crash": (tap_run([tap_point(1, "adds"), tap_point(2, "SyntaxError: Unexpected token",
+                                                        False, message="at x.js:1"),
+                       tap_point(3, "test/a.test.js exited with a non-zero exit code: 1",
+                                 False)], 1, 1, 2), ONE, 1, False),
+    "unprefixed_crash": (tap_run([tap_point(1, "boom", False)], 0, 0, 1), TWO, 1, False),
+    "out_of_sequence": (tap_run([tap_point(1, "a"), tap_point(3, "b")], 2, 2, 0), ONE, 0,
+                        False),
+    "twice": (tap_run([tap_point(1, "a"), tap_point(2, "a")], 2, 2, 0), ONE, 0, False),
+    "plan_mismatch": (tap_run([tap_point(1, "a")], 3, 1, 0), ONE, 0, False),
+    "counts_disagree": (tap_run([tap_point(1, "a"), tap_point(2, "b", False)], 2, 2, 0), ONE,
+                        1, False),
+    "exit_0_with_failure": (tap_run([tap_point(1, "a", False)], 1, 0, 1), ONE, 0, False),
+    "no_plan": (tap_run([tap_point(1, "a")], None), ONE, 0, False),
+    "timed_out": (tap_run([tap_point(1, "a", False, message="Timed out while running")], 1,
+                          0, 1), ONE, -9, True),
+    "timeout_message": (tap_run([tap_point(1, "a", False, message="test timed out")], 1, 0,
+                                1), ONE, 1, False),
+    "empty": ("", ONE, 0, False),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TAPS))
+def test_tap_reads_as_the_toolchain_reads_it(name):
+    text, files, code, timed_out = TAPS[name]
+    theirs = tap.parse_tap(text, files, exit_code=code, duration=1.0, timed_out=timed_out)
+    ours = grader.js_parse_tap(text, files, code, timed_out, 1.0)
+    assert ours["tests"] == {k: {"outcome": v.outcome.value, "timed_out": v.timed_out,
+                                 "message": v.message} for k, v in theirs.results.items()}
+    assert (ours["finished"], ours["problems"], ours["died_in"]) == (
+        theirs.finished, list(theirs.problems), theirs.died_in)
+    assert grader.ava_title_prefixes(files) == tap.ava_title_prefixes(files)
+
+
+def test_the_tap_rules_are_exercised():
+    problems = {n: grader.js_parse_tap(*TAPS[n][:2], *TAPS[n][2:])["problems"] for n in TAPS}
+    assert problems["all_pass"] == problems["two_files"] == problems["crash"] == []
+    for name, words in {"out_of_sequence": "out of sequence", "twice": "twice",
+                        "plan_mismatch": "plan 1..3", "counts_disagree": "counted 0",
+                        "exit_0_with_failure": "exited 0"}.items():
+        assert any(words in p for p in problems[name]), (name, problems[name])
+    two = grader.js_parse_tap(*TAPS["two_files"][:2], 1, False)["tests"]
+    assert set(two) == {"test/a.test.js > adds", "test/sub/__tests__/test-b.spec.ts > x"}
+
+
 # -- whole runs: repogym's run_tests and the grader's JsRunner on one simulated runner -------
 
 PROJECTS = {
@@ -424,6 +512,7 @@ PROJECTS = {
     "uvu": ({"scripts": {"test": "uvu -r esm test"}}, "test/index.js"),
     "node-test": ({"scripts": {"test": "node --test --experimental-strip-types"}},
                   "test/nt.test.mjs"),
+    "ava": ({"scripts": {"test": "ava --verbose"}}, "test/ava.test.js"),
 }
 
 
@@ -436,6 +525,7 @@ class Simulator:
     def __init__(self, outcomes: dict[str, str], canary: str = "failed") -> None:
         self.outcomes, self.canary = outcomes, canary
         self.calls: list[dict[str, Any]] = []
+        self.stdout = ""  # what a TAP runner printed
 
     def run(self, cmd: str, env: dict[str, str], read: Callable[[str], str | None],
             write: Callable[[str, str], None]) -> int:
@@ -445,11 +535,21 @@ class Simulator:
         self.calls.append({"cmd": cmd, "env": env, "config": config, "canaries": canaries})
         events: list[dict] = []
         outcomes = {t: self.outcomes.get(t, self.canary) for t in config["select"]}
+        failed = sum(o == "failed" for o in outcomes.values())
+        passed = sum(o == "passed" for o in outcomes.values())
+        if "--tap" in shlex.split(cmd.rsplit(" && ", 1)[-1]):  # ava: TAP on stdout
+            files = runners.files_of(list(outcomes))
+            prefix = {f: p for p, f in tap.ava_title_prefixes(files).items()}
+            points = [tap_point(n, S.join([*([prefix[f]] if f in prefix else []), t[-1]]),
+                                outcome == "passed", message="" if outcome == "passed"
+                                else "name: AssertionError\nmessage: no")
+                      for n, (f, t, outcome) in enumerate(
+                          ((*report.split_id(k), o) for k, o in outcomes.items()), 1)]
+            self.stdout = tap_run(points, len(points), passed, failed)
+            return 1 if failed else 0
         for test, outcome in outcomes.items():
             events += ran(test, outcome)
         events += ran("test/other.test.js > not asked for", "skipped")
-        failed = sum(o == "failed" for o in outcomes.values())
-        passed = sum(o == "passed" for o in outcomes.values())
         write(config["report"], signed(events, {"passed": passed, "failed": failed},
                                        nonce=config["nonce"]))
         return 1 if failed else 0
@@ -487,7 +587,7 @@ class FakeSandbox(Sandbox):
             self.files[self._abs(path)] = text.encode()
 
         code = self.sim.run(cmd, dict(env or {}), read, write)
-        return ExecResult(exit_code=code, stdout="", stderr="", duration=0.5)
+        return ExecResult(exit_code=code, stdout=self.sim.stdout, stderr="", duration=0.5)
 
     def write_file(self, path, content, *, mode=0o644) -> None:
         self.files[self._abs(path)] = content.encode() if isinstance(content, str) else content
@@ -543,7 +643,7 @@ def _whole_runs(name: str, outcomes: dict[str, str], canary_outcome: str,
     spec = {"repo_dir": str(repo), "javascript": JsPlan.model_validate(plan).model_dump()}
     ours_sim = Simulator(outcomes, canary_outcome)
 
-    def execute(cmd, env, cwd, user, timeout):
+    def execute(cmd, env, cwd, user, timeout, stdout=None):
         assert cmd[:2] == ["bash", "-c"] and cwd == str(repo)
 
         def read(path: str) -> str | None:
@@ -554,7 +654,10 @@ def _whole_runs(name: str, outcomes: dict[str, str], canary_outcome: str,
             with open(path, "a", encoding="utf-8") as fh:
                 fh.write(text)
 
-        return ours_sim.run(cmd[2], env, read, write), 0.5, False
+        code = ours_sim.run(cmd[2], env, read, write)
+        if stdout:
+            Path(stdout).write_text(ours_sim.stdout)
+        return code, 0.5, False
 
     monkeypatch.setattr(grader, "execute", execute)
     runner = grader.JsRunner(spec, pwd.getpwuid(os.getuid()), exitfirst=True)
@@ -596,7 +699,7 @@ def test_a_whole_run_matches_run_tests(name, case, tmp_path, monkeypatch):
     assert our_call["config"] == their_call["config"]
     assert our_call["canaries"] == their_call["canaries"]
     if name in canary.CANARY_RUNNERS:  # the comparison is not of two empty sets
-        assert "assert" in our_call["canaries"] or "expect" in our_call["canaries"]
+        assert any(check in our_call["canaries"] for check in ("assert", "expect", "t.is("))
     assert our_call["env"]["HOME"].startswith(os.path.dirname(our_call["env"][
         "REPOGYM_JS_CONFIG"]))
     # and read the same
@@ -607,15 +710,6 @@ def test_a_whole_run_matches_run_tests(name, case, tmp_path, monkeypatch):
         assert any("neutralised" in p for p in ours["problems"])
     else:
         assert ours["problems"] == [] and ours["finished"]
-
-
-def test_a_tap_runner_has_no_plan_yet():
-    """ava is read from the TAP it prints (``repogym.toolchains.javascript.tap``), which the
-    in-container grader does not read: its tasks are refused at export, by name."""
-    sandbox = FakeSandbox({"package.json": json.dumps({"scripts": {"test": "ava"}}),
-                           "test/ava.test.js": TEST_FILES["test/ava.test.js"]}, Simulator({}))
-    with pytest.raises(ValueError, match="ava runs are read from the TAP"):
-        js_export.grading_plan(sandbox, ["test/ava.test.js > m"], None)
 
 
 # -- the spec and the grader's command line ---------------------------------------------------

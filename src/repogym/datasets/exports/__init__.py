@@ -17,8 +17,7 @@ directory is a no-op, anything else there is refused unless ``overwrite`` (see
 grade inside their own containers with :mod:`.container_grader`, which follows the rules of
 :mod:`repogym.datasets.verify` for Python and JavaScript tasks alike (a JavaScript task
 carries a grading plan read at export time in a container of its environment image:
-:mod:`.plans`; ava tasks, read from TAP, are refused for now). verl and hf carry every row
-with its ``language``.
+:mod:`.plans`). verl and hf carry every row with its ``language``.
 """
 
 from repogym.datasets.exports import harbor, hf, swebench, verl  # noqa: F401  (registration)

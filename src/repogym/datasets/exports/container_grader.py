@@ -77,7 +77,9 @@ name pattern, as the test user, with a fresh ``HOME`` and ``TMPDIR``, within the
 limit. The report is believed only when its ``finish`` line carries the
 HMAC (keyed with the nonce) of every line before it, nothing follows it, the exit code and
 the counts agree with it, and every canary check failed; the canaries' results are then
-dropped. ``node_modules`` stays the environment's read-only link: the grader restores it
+dropped. A runner the plan marks ``tap`` (ava) is read from the TAP it prints instead
+(``repogym.toolchains.javascript.tap``'s checks: numbering, plan, counts, exit code), its
+selection given as one ``--match`` per test. ``node_modules`` stays the environment's read-only link: the grader restores it
 with the rest of the broken state.
 
 Outputs (``--out DIR``): ``reward.txt`` (``1``/``0``, or a float with ``--partial``) and
@@ -692,17 +694,23 @@ class Runner:
         return execute(cmd, env, self.spec["repo_dir"], self.user, timeout)
 
 
-def execute(cmd, env, cwd, user, timeout):
+def execute(cmd, env, cwd, user, timeout, stdout=None):
     """``(exit code, seconds, timed out)`` of ``cmd`` as ``user`` within ``timeout``;
-    every process it left is killed."""
+    every process it left is killed. ``stdout``: a file (opened here, by the grader) that
+    receives the command's standard output, else it is discarded."""
     cmd = ["timeout", "-s", "KILL", f"{timeout:.3f}", *cmd]
     if os.geteuid() == 0 and user.pw_uid != 0:
         cmd = ["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}",
                "--init-groups", "--no-new-privs", "--"] + cmd
     start = time.monotonic()
-    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
+    out = open(stdout, "wb") if stdout else subprocess.DEVNULL  # noqa: SIM115
+    try:
+        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                                stdout=out, stderr=subprocess.DEVNULL,
+                                start_new_session=True)
+    finally:
+        if stdout:
+            out.close()
     hung = False
     try:
         code = proc.wait(timeout + HOST_GRACE)
@@ -720,6 +728,8 @@ def execute(cmd, env, cwd, user, timeout):
 
 # placeholders of the plan's command line (repogym.toolchains.javascript.export)
 JS_SCRATCH, JS_FILES, JS_PATTERN = "@RG_SCRATCH@", "@RG_FILES@", "@RG_PATTERN@"
+JS_EACH_SELECT, JS_EACH_EXCLUDE, JS_TITLE = "@RG_EACH_SELECT@", "@RG_EACH_EXCLUDE@", "@RG_TITLE@"
+JS_STDOUT_BYTES = 64 << 20  # the most of a TAP runner's output that is read
 # repogym.toolchains.javascript.report and .runners (a parity test keeps them equal)
 JS_SEPARATOR = " > "
 JS_MESSAGE_CHARS = 4000
@@ -787,14 +797,23 @@ def js_command(plan, scratch, select, exclude, exitfirst):
     for word in plan["command_exitfirst" if exitfirst else "command"]:
         if word == JS_FILES:
             out += js_files_of(select)
-            continue
-        word = word.replace(JS_SCRATCH, scratch)
-        if JS_PATTERN in word:
-            if pattern is None:
-                raise GraderError("the plan's command line needs a selection")
-            word = word.replace(JS_PATTERN, pattern)
-        out.append(word)
+        elif word.startswith(JS_EACH_SELECT):  # one word per test (ava's --match)
+            out += [_js_title_word(word[len(JS_EACH_SELECT):], t) for t in select]
+        elif word.startswith(JS_EACH_EXCLUDE):
+            out += [_js_title_word(word[len(JS_EACH_EXCLUDE):], t) for t in exclude]
+        else:
+            word = word.replace(JS_SCRATCH, scratch)
+            if JS_PATTERN in word:
+                if pattern is None:
+                    raise GraderError("the plan's command line needs a selection")
+                word = word.replace(JS_PATTERN, pattern)
+            out.append(word)
     return out
+
+
+def _js_title_word(word, test):
+    titles = js_split_id(test)[1]
+    return word.replace(JS_TITLE, titles[-1] if titles else "")
 
 
 def js_canary(template):
@@ -907,6 +926,136 @@ def js_parse_report(raw, nonce, exit_code, timed_out, duration=0.0):
             else reading.running, "culprits": [], "duration": duration}
 
 
+# -- ava's TAP (a port of repogym.toolchains.javascript.tap; a parity test keeps them equal) --
+
+TAP_SEP = " \u203a "
+TAP_POINT = re.compile(r"^(not ok|ok) (\d+) - (.*?)(?: # (SKIP|TODO)\b.*)?$")
+TAP_EXITED = re.compile(r"^(.*) exited with a non-zero exit code: (\d+)$")
+TAP_COUNT = re.compile(r"^# (pass|fail) (\d+)$")
+TAP_CRASH = re.compile(r"^(?:[A-Z]\w*)?(?:Error|Exception)(?: \[[A-Z_0-9]+\])?: |"
+                       r"^(?:Uncaught exception|Unhandled rejection) in |^No tests found in ")
+
+
+def ava_title_prefixes(files):
+    """ava's title prefix of each file -> the file (no prefix when one file runs)."""
+    if len(files) <= 1:
+        return {}
+    common = files[0].split("/")[:-1]
+    for f in files[1:]:
+        d = f.split("/")[:-1]
+        i = 0
+        while i < min(len(common), len(d)) and common[i] == d[i]:
+            i += 1
+        common = common[:i]
+    out = {}
+    for f in files:
+        parts = [p for p in f.split("/")[len(common):] if p != "__tests__"]
+        name = parts.pop().replace(".spec.", ".", 1).replace(".test.", ".", 1)
+        name = re.sub(r"^test-", "", name)
+        name = re.sub(r"\.[cm]?[jt]sx?$", "", name)
+        out[TAP_SEP.join([*parts, name])] = f
+    return out
+
+
+class _Tap:
+    """ava's TAP stream read line by line."""
+
+    def __init__(self, files):
+        self.files, self.results, self.file_errors, self.problems = files, {}, [], []
+        self.counts, self.plan, self.points, self.crashes = {}, None, 0, 0
+
+    def read(self, text):
+        lines = text.splitlines()
+        i = 0
+        while i < len(lines):
+            line = lines[i]
+            i += 1
+            if line.startswith("1..") and line[3:].isdigit():
+                self.plan = int(line[3:])
+            elif (m := TAP_COUNT.match(line)) is not None:
+                self.counts[m.group(1)] = int(m.group(2))
+            elif (m := TAP_POINT.match(line)) is not None:
+                block, i = _tap_yaml(lines, i)
+                self.point(m, block)
+
+    def point(self, m, message):
+        ok, number, title, directive = m.group(1) == "ok", int(m.group(2)), m.group(3), m.group(4)
+        self.points += 1
+        if number != self.points:
+            self.problems.append(f"TAP test point {number} out of sequence (expected "
+                                 f"{self.points})")
+        if not ok and (e := TAP_EXITED.match(title)) is not None:
+            self.file_errors.append(f"{e.group(1)}: {title}")
+            self.crashes += 1
+            return
+        if not ok and not directive and TAP_CRASH.match(title):
+            self.file_errors.append(f"{title}\n{message}"[:JS_MESSAGE_CHARS])
+            self.crashes += 1
+            return
+        file, name = self._split(title)
+        if file is None:
+            if not ok and not directive:
+                self.file_errors.append(f"{title}\n{message}"[:JS_MESSAGE_CHARS])
+                self.crashes += 1
+                return
+            file = self.files[0] if self.files else ""
+        outcome = {"SKIP": "skipped", "TODO": "skipped"}.get(
+            directive or "", "passed" if ok else "failed")
+        nodeid = js_test_id(file, [name])
+        if nodeid in self.results:
+            self.problems.append(f"TAP names the test {nodeid!r} twice")
+        self.results[nodeid] = {
+            "outcome": outcome, "timed_out": "Timed out" in message or "timed out" in message,
+            "message": message[:JS_MESSAGE_CHARS] if outcome == "failed" else ""}
+
+    def _split(self, title):
+        prefixes = ava_title_prefixes(self.files)
+        if not prefixes:
+            return (self.files[0] if len(self.files) == 1 else None), title
+        for prefix, file in sorted(prefixes.items(), key=lambda kv: -len(kv[0])):
+            if title.startswith(prefix + TAP_SEP):
+                return file, title[len(prefix) + len(TAP_SEP):]
+        return None, title
+
+
+def _tap_yaml(lines, i):
+    """The YAML block (``  ---`` ... ``  ...``) at ``lines[i]``, if any, and where it ends."""
+    if i >= len(lines) or lines[i] != "  ---":
+        return "", i
+    out = []
+    i += 1
+    while i < len(lines) and lines[i] != "  ...":
+        out.append(lines[i][4:])
+        i += 1
+    return "\n".join(out).strip(), i + 1
+
+
+def js_parse_tap(text, files, exit_code, timed_out, duration=0.0):
+    """One run's report from ``ava --tap`` output, in the form :func:`js_parse_report`
+    gives (``parse_tap``'s rules: numbering, plan, counts and exit code cross-checked)."""
+    tap = _Tap(files)
+    tap.read(text)
+    finished = tap.plan is not None and not timed_out
+    problems = list(tap.problems)
+    if finished:
+        tests = tap.points - tap.crashes
+        failing = sum(1 for r in tap.results.values() if r["outcome"] == "failed")
+        passing = sum(1 for r in tap.results.values() if r["outcome"] == "passed")
+        if tap.plan != tests:
+            problems.append(f"TAP plan 1..{tap.plan} but {tests} test point(s)")
+        if "fail" in tap.counts and tap.counts["fail"] != failing + tap.crashes:
+            problems.append(f"ava counted {tap.counts['fail']} failure(s), the points "
+                            f"{failing + tap.crashes}")
+        if (exit_code == 0) == bool(failing or tap.file_errors):
+            problems.append(f"ava exited {exit_code} with {failing} failing test(s) and "
+                            f"{len(tap.file_errors)} crashed file(s)")
+        if "pass" in tap.counts and tap.counts["pass"] < passing:
+            problems.append(f"ava counted {tap.counts['pass']} passing, the points {passing}")
+    return {"tests": tap.results, "finished": finished, "problems": problems,
+            "timed_out": bool(timed_out), "died_in": None, "culprits": [],
+            "duration": duration}
+
+
 def js_selected(report, select):
     """Without the tests the run did not select that the runner listed as skipped (jest
     and vitest list the tests a name filter left out)."""
@@ -968,15 +1117,20 @@ class JsRunner:
             exclude = sorted(self.seen)
             exitfirst = self.exitfirst and not canary  # a canary fails by design
             nonce, cmd, env, report = self._place(scratch, select, exclude, exitfirst)
+            tap = os.path.join(scratch, "stdout") if self.plan.get("tap") else None
             code, duration, timed_out = execute(cmd, env, self.spec["repo_dir"], self.user,
-                                                timeout)
-            raw = _read_bytes(report)
+                                                timeout, stdout=tap)
+            raw = _read_bytes(tap or report, JS_STDOUT_BYTES if tap else None)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
             for path in planted:
                 _remove(path)
         code = -9 if timed_out else code  # as a repogym sandbox reports a run it stopped
-        report = js_parse_report(raw, nonce, code, timed_out, duration)
+        if tap:  # ava: the TAP it printed (run_tests reads the exec's stdout)
+            report = js_parse_tap(raw.decode("utf-8", errors="replace"), js_files_of(select),
+                                  code, timed_out, duration)
+        else:
+            report = js_parse_report(raw, nonce, code, timed_out, duration)
         report = js_check_canary(js_selected(report, select), canary)
         report = js_blame_death(report, canary, code)
         self.seen.update(report["tests"])
@@ -1035,10 +1189,10 @@ class JsRunner:
         return nonce, ["bash", "-c", shell], env, report
 
 
-def _read_bytes(path):
+def _read_bytes(path, limit=None):
     try:
         with open(path, "rb") as fh:
-            return fh.read()
+            return fh.read(limit if limit is not None else -1)
     except OSError:
         return b""
 

@@ -169,6 +169,7 @@ class JsPlan(BaseModel):
 
     runner: str
     build: str | None
+    tap: bool = False
     prefix: tuple[str, ...]
     fresh: tuple[str, ...]
     command: tuple[str, ...]

@@ -68,8 +68,10 @@ def _read_plans(image: str, rows: list[TaskRow], timeout: float, settings: Setti
                         raise InputError(f"task {row.instance_id}: its {what} does not apply "
                                          f"in {image} at {row.base_commit}")
                 tests = [*row.FAIL_TO_PASS, *row.PASS_TO_PASS]
+                limits = spec_limits(row, timeout)  # the run's, capped as grade_in caps it
+                limits = limits.model_copy(update={"run": min(limits.run, timeout)})
                 try:
-                    plan = grading_plan(sandbox, tests, spec_limits(row, timeout))
+                    plan = grading_plan(sandbox, tests, limits)
                 except (NoTestsError, ValueError) as exc:
                     raise InputError(f"task {row.instance_id}: cannot describe how its tests "
                                      f"run: {exc}") from exc

@@ -10,11 +10,17 @@ plus the test patch: every file it reads there -- ``package.json``, the listed t
     (:meth:`~repogym.toolchains.javascript.project.Project.build_script`), or None.
 ``command``, ``command_exitfirst``
     the runner's command line (:meth:`~repogym.toolchains.javascript.runners.Runner.command`)
-    for a selection, without and with stopping at the first failure, as words with three
+    for a selection, without and with stopping at the first failure, as words with
     placeholders: :data:`SCRATCH` inside a word (the run's scratch directory, where the
     reporter files are), :data:`FILES` a whole word (the selected tests' files, sorted, one
-    word each) and :data:`PATTERN` inside a word (the name pattern of
-    :func:`~repogym.toolchains.javascript.runners.name_pattern`).
+    word each), :data:`PATTERN` inside a word (the name pattern of
+    :func:`~repogym.toolchains.javascript.runners.name_pattern` over the selection and the
+    exclusion), and a word that starts with :data:`EACH_SELECT` or :data:`EACH_EXCLUDE`
+    stands for one word per selected (excluded) test, in order, :data:`TITLE` in it that
+    test's last title (ava's ``--match``).
+``tap``
+    the run is read from the TAP the runner prints (ava:
+    :func:`~repogym.toolchains.javascript.tap.parse_tap`), not from a reporter's report.
 ``prefix``, ``fresh``
     shell commands the run's command line comes after, joined with ``&&`` (the tool-cache
     folder made, the build script run); folders a reset empties that each run must find
@@ -34,7 +40,6 @@ plus the test patch: every file it reads there -- ``package.json``, the listed t
 ``protection``
     :func:`protection_rules`: which paths a graded patch may not change, as data.
 
-Runners read from TAP on stdout (ava) have no plan yet: :func:`grading_plan` refuses them.
 """
 
 from __future__ import annotations
@@ -53,13 +58,21 @@ from repogym.toolchains.javascript.canary import plant
 from repogym.toolchains.javascript.placed import RUN_ENV, reporter_source
 from repogym.toolchains.javascript.report import split_id
 from repogym.toolchains.javascript.report import test_id as make_test_id
-from repogym.toolchains.javascript.runners import Invocation, Runner, runner_for, timeout_ms
+from repogym.toolchains.javascript.runners import (
+    Invocation,
+    Runner,
+    name_pattern,
+    runner_for,
+    timeout_ms,
+)
 from repogym.toolchains.runs import text_or_none
 
 SCRATCH = "@RG_SCRATCH@"
 FILES = "@RG_FILES@"
 PATTERN = "@RG_PATTERN@"
-_PROBE_FILE, _PROBE_NAME = "@RG_FILE@", "@RG_NAME@"  # the selection the templates are made with
+EACH_SELECT, EACH_EXCLUDE, TITLE = "@RG_EACH_SELECT@", "@RG_EACH_EXCLUDE@", "@RG_TITLE@"
+# the selection and exclusion the templates are made with
+_PROBE_FILE, _PROBE_NAME, _PROBE_EXCLUDED = "@RG_FILE@", "@RG_NAME@", "@RG_XNAME@"
 # the random tokens canary.plant draws: the file's ``rg<8 hex>`` stem, the titles' 6 hex
 _STEM_TOKEN = re.compile(r"(?:^|/)rg([0-9a-f]{8})[^/]*$")
 _TITLE_TOKEN = re.compile(r"(?<![0-9a-f])([0-9a-f]{6})$")
@@ -75,16 +88,22 @@ def command_template(runner: Runner, project_args: Sequence[str], limits: TimeLi
             placeholders can stand for (a word per selected test, say).
     """
     probe = [make_test_id(_PROBE_FILE, [_PROBE_NAME])]
+    excluded = [make_test_id(_PROBE_FILE, [_PROBE_EXCLUDED])]
     inv = Invocation(scratch=SCRATCH, project_args=tuple(project_args), select=probe,
-                     limits=limits, exitfirst=exitfirst)
-    probe_pattern = f"^(?:{_PROBE_NAME})$"  # name_pattern(probe, ())
+                     exclude=excluded, limits=limits, exitfirst=exitfirst)
+    probe_pattern = name_pattern(probe, excluded)
     out = []
     for word in shlex.split(runner.command(inv)):
         if word == _PROBE_FILE:
             out.append(FILES)
             continue
-        word = word.replace(probe_pattern, PATTERN)
-        if _PROBE_FILE in word or _PROBE_NAME in word:
+        if probe_pattern:
+            word = word.replace(probe_pattern, PATTERN)
+        if _PROBE_NAME in word and _PROBE_EXCLUDED not in word:
+            word = EACH_SELECT + word.replace(_PROBE_NAME, TITLE)
+        elif _PROBE_EXCLUDED in word and _PROBE_NAME not in word:
+            word = EACH_EXCLUDE + word.replace(_PROBE_EXCLUDED, TITLE)
+        if _PROBE_FILE in word or _PROBE_NAME in word or _PROBE_EXCLUDED in word:
             raise ValueError(f"{runner.name}'s command line takes the selection as {word!r}")
         out.append(word)
     return out
@@ -162,16 +181,12 @@ def grading_plan(sandbox: Sandbox, tests: Sequence[str],
 
     Raises:
         NoTestsError: the project has no runner repogym can run.
-        ValueError: the runner has no plan (TAP runners), or its command line cannot be
-            templated (:func:`command_template`).
+        ValueError: its command line cannot be templated (:func:`command_template`).
         SandboxError: the sandbox broke.
     """
     project = _project_in(sandbox)
     name = project.runner()
     runner = runner_for(name)
-    if runner.tap:
-        raise ValueError(f"{name} runs are read from the TAP it prints, which the "
-                         f"in-container grader does not read yet")
     args = project.runner_args(name)
     canaries: dict[str, Any] = {}
     for path in sorted({split_id(t)[0] for t in tests}):
@@ -182,7 +197,7 @@ def grading_plan(sandbox: Sandbox, tests: Sequence[str],
     build = project.build_script()
     inv = Invocation(scratch=SCRATCH, project_args=tuple(args), limits=limits)
     plan = {
-        "runner": name, "build": build,
+        "runner": name, "build": build, "tap": runner.tap,
         "prefix": [f"mkdir -p {TOOL_CACHE}",
                    *([f"npm run --silent {shlex.quote(build)}"] if build else [])],
         "fresh": [TOOL_CACHE],
