@@ -12,6 +12,8 @@ size of files written (``RLIMIT_FSIZE``), no core dumps, and a cap on captured o
 Environment layout (``<cache_dir>/local-envs/<digest>/``, or ``Settings.local_envs``)::
 
     venv/              the environment's virtualenv (install steps ran with it on PATH)
+    home/              the install steps' home (copies of the host's package-manager
+                       settings; never the host's own home)
     repo/              the checkout the install ran in; sandboxes work here, in place,
                        because editable installs point at it
     post-install.tar   untracked files the install left in repo/ (restored on reset)
@@ -140,6 +142,26 @@ def host_env(venv: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
     env["VIRTUAL_ENV"] = str(venv)
     env.update(extra or {})
     return env
+
+
+# the host's package-manager settings (registry, proxy, CA bundle) an install needs
+HOST_SETTINGS = (".npmrc", ".yarnrc", ".yarnrc.yml", ".config/pip/pip.conf", ".pip/pip.conf",
+                 ".cargo/config.toml", ".m2/settings.xml", ".gitconfig")
+
+
+def install_home(home: Path) -> dict[str, str]:
+    """A home of the environment's own for its install steps, holding copies of the host's
+    package-manager settings: a recipe that cleans its caches (``rm -rf ~/.npm``) must
+    never reach the host's home."""
+    home.mkdir(parents=True, exist_ok=True)
+    real = Path.home()
+    for rel in HOST_SETTINGS:
+        if (real / rel).is_file():
+            (home / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(real / rel, home / rel)
+    return {"HOME": str(home), "XDG_CACHE_HOME": str(home / ".cache"),
+            "XDG_DATA_HOME": str(home / ".local" / "share"),
+            "XDG_CONFIG_HOME": str(home / ".config")}
 
 
 @contextmanager
@@ -469,7 +491,7 @@ class LocalProvider(SandboxProvider):
         subprocess.run([python, "-m", "venv", str(root / "venv")], check=True,
                        capture_output=True, text=True, stdin=subprocess.DEVNULL)
         log_dir.mkdir(parents=True, exist_ok=True)
-        env = host_env(root / "venv")
+        env = host_env(root / "venv", install_home(root / "home"))
         for i, step in enumerate(spec.install_steps):
             self._install_step(spec, root, step, env, log_dir / f"install-{i}.log")
         vendor_local(root / "repo", root / "deps", spec.vendored)

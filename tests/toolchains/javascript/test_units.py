@@ -203,6 +203,7 @@ def test_a_run_that_died_names_the_test_it_was_in() -> None:
            + json.dumps({"event": "begin", "id": "t.js > second"}) + "\n")
     run = parse_report(raw, nonce=NONCE, exit_code=-9, duration=5)
     assert not run.finished and run.died_in == "t.js > second"
+    assert run.outcome("t.js > second") is Outcome.error  # resume blames it by its result
 
 
 def test_repeated_names_get_a_counter_and_ids_split_back() -> None:

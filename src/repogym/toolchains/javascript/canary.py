@@ -42,7 +42,7 @@ _UVU_NAMED = re.compile(r"import\s*\{([^}]*)\}\s*from\s*['\"]uvu/assert['\"]"
                         r"|(?:const|let|var)\s*\{([^}]*)\}\s*=\s*require\(\s*['\"]uvu/assert")
 _AVA = re.compile(r"import\s+(\w+)\s+from\s+['\"]ava['\"]"
                   r"|(?:const|let|var)\s+(\w+)\s*=\s*require\(\s*['\"]ava['\"]\s*\)")
-CANARY_RUNNERS = frozenset({"jest", "vitest", "mocha", "uvu", "ava"})
+CANARY_RUNNERS = frozenset({"jest", "vitest", "mocha", "uvu", "ava", "node-test"})
 
 
 @dataclass
@@ -76,7 +76,8 @@ def plant(files: dict[str, str], runner: str) -> Canary:
     if runner not in CANARY_RUNNERS:
         return canary
     for path, text in sorted(files.items()):
-        planted = {"uvu": _uvu, "ava": _ava}.get(runner, _one)(path, text)
+        planted = {"uvu": _uvu, "ava": _ava, "node-test": _node_test}.get(runner, _one)(
+            path, text)
         if planted is not None:
             where, body, ids = planted
             canary.files[where] = body
@@ -124,6 +125,22 @@ def _ava(path: str, text: str) -> tuple[str, str, list[str]] | None:
     titles = [f"{secrets.choice(_WORDS)} case {secrets.token_hex(3)}" for _ in checks]
     lines = [*_loads(path, text)]
     lines += [f"{test}({_js(t)}, (t) => {{ {c} }});" for t, c in zip(titles, checks)]
+    return where, "\n".join(lines) + "\n", [test_id(where, [t]) for t in titles]
+
+
+def _node_test(path: str, text: str) -> tuple[str, str, list[str]] | None:
+    """node's own runner: top-level ``test(...)`` from ``node:test``, checks with the test
+    file's ``assert`` (or ``expect``-style checks where it uses them)."""
+    checks = _checks(text)
+    if not checks:
+        return None
+    where = _sibling(path)
+    esm = bool(re.search(r"^\s*import\s", text, re.M))
+    head = ("import { test as __rgTest } from 'node:test';" if esm
+            else "const { test: __rgTest } = require('node:test');")
+    titles = [f"{secrets.choice(_WORDS)} case {secrets.token_hex(3)}" for _ in checks]
+    lines = [*_loads(path, text), head]
+    lines += [f"__rgTest({_js(t)}, () => {{ {c} }});" for t, c in zip(titles, checks)]
     return where, "\n".join(lines) + "\n", [test_id(where, [t]) for t in titles]
 
 

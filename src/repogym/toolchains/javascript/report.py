@@ -130,11 +130,17 @@ def parse_report(raw: str, *, nonce: str, exit_code: int, duration: float,
         if line.strip():
             reading.line(line)
     problems = _problems(reading, exit_code, timed_out)
+    died_in = None if reading.finished else reading.running
+    if died_in is not None and died_in not in reading.results:
+        # the run ended in this test (killed, out of memory, past its limit, process.exit):
+        # it has an outcome, as the test pytest's plugin saw start has one
+        reading.results[died_in] = TestResult(
+            nodeid=died_in, outcome=Outcome.error,
+            message="the test run ended while this test was running")
     return TestRun(results=reading.results, exit_code=exit_code, duration=duration,
                    timed_out=timed_out, collected=len(reading.results),
                    collection_errors=tuple(reading.file_errors), finished=reading.finished,
-                   problems=tuple(problems), log_tail=log_tail,
-                   died_in=None if reading.finished else reading.running)
+                   problems=tuple(problems), log_tail=log_tail, died_in=died_in)
 
 
 def _problems(reading: _Reading, exit_code: int, timed_out: bool) -> list[str]:
