@@ -214,6 +214,7 @@ class FailureReading(Record):
     raises: str | None = None
     should_raise: str | None = None
     hangs: bool = False
+    note: str | None = None  # a finished clause when none of the above says it
 
 
 class StatementEvidence(Record):

@@ -396,3 +396,15 @@ def test_forged_or_inconsistent_tap_is_not_believed() -> None:
     assert not parse_tap(AVA_TAP, files, exit_code=0, duration=1).trusted  # exit says pass
     truncated = AVA_TAP.split("\n1..4")[0]
     assert not parse_tap(truncated, files, exit_code=1, duration=1).finished
+
+
+def test_throw_checks_name_the_call_not_its_wrapper_or_the_tests_own_names() -> None:
+    source = "\n" * 113 + "      expect(() => parse(`/foo/${char}`)).toThrow(err)\n"
+    other = read_failure("AssertionError: expected a thrown error to be TypeError: Unexpected !"
+                         "\n    at /repo/s.ts:114:45", "s.ts", {"s.ts": source})
+    assert other and other.call == "parse(…)" and other.actual is None
+    assert other.note and "not the one expected (`TypeError: Unexpected !`)" in other.note
+    source = "\n" * 81 + "      expect(() => parse('/foo')).toThrow()\n"
+    silent = read_failure("AssertionError: expected function to throw an error, but it didn't"
+                          "\n    at /repo/s.ts:82:37", "s.ts", {"s.ts": source})
+    assert silent and (silent.call, silent.should_raise) == ("parse('/foo')", "an error")

@@ -94,7 +94,8 @@ def _from_toolchain(test: str, ev: StatementEvidence) -> Observed | None:
     if read.actual is not None and read.expected is not None:
         return Observed(call=call, returns=display(read.actual),
                         should_return=display(read.expected))
-    return Observed(call=call, raises=read.raises, should_raise=read.should_raise)
+    return Observed(call=call, raises=read.raises, should_raise=read.should_raise,
+                    note=read.note)
 
 
 def _checked_call(observed: Observed, test: str, ev: StatementEvidence) -> str | None:

@@ -56,6 +56,9 @@ def read_failure(message: str, file: str, sources: Mapping[str, str]) -> Failure
     compared = _compared(text)
     if compared is not None:
         actual, expected = compared
+        if actual == "a thrown error":  # chai's to.throw(X), as vitest says it
+            return FailureReading(call=call, note=f"it raises an error, but not the one "
+                                                  f"expected (`{expected}`)")
         return FailureReading(call=call, actual=actual, expected=expected)
     if m := _ERROR.search(text):
         if m.group(1) not in ("AssertionError",):
@@ -106,7 +109,23 @@ def checked_expression(message: str, file: str, sources: Mapping[str, str]) -> s
     m = _CHECKED.search(text)
     if m is None:
         return None
-    return _first_argument(text[m.end():])
+    found = _first_argument(text[m.end():])
+    return _as_call(found) if found else None
+
+
+_ARROW = re.compile(r"^(?:async\s*)?(?:\(\s*\)|_)\s*=>\s*(?:\{\s*(?:return\s+)?)?(?:await\s+)?")
+
+
+def _as_call(expression: str) -> str | None:
+    """The call a checked expression makes: ``() => parse(x)`` is ``parse(x)``; a call
+    whose arguments interpolate the test's own names (``parse(`/${char}`)``) is said by
+    its name alone (``parse(…)``): a statement never shows a test-local name."""
+    call = _ARROW.sub("", expression).rstrip("; }").strip()
+    if not call:
+        return None
+    if "${" in call and "(" in call:
+        return call.split("(", 1)[0] + "(…)"
+    return call
 
 
 def _line_of(message: str, file: str) -> int | None:
