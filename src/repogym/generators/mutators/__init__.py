@@ -54,7 +54,10 @@ calls       js_break_call_chain    ``s.trim().toLowerCase()`` -> ``s.trim()``
 
 The contract is :class:`~repogym.generators.mutators.base.Mutator`; what counts as
 runtime code is in :mod:`repogym.generators.mutators.runtime`; the text edits shared by
-statement-level mutators are in :mod:`repogym.generators.mutators.edits`.
+statement-level mutators are in :mod:`repogym.generators.mutators.edits`. What both
+families do alike (walking runtime code, re-indenting, swapping two nodes...) is written
+once, in :mod:`repogym.generators.mutators.shared`, parameterised by each language's
+node types.
 """
 
 from repogym.generators.mutators import (  # noqa: I001 - grammars before their mutators

@@ -9,12 +9,20 @@ from typing import Iterator
 from tree_sitter import Node
 
 from repogym.generators.mutators.base import MUTATORS, NodeMutator, Site, named_children, text
-from repogym.generators.mutators.edits import delete_statement, summary, unwrapped
+from repogym.generators.mutators.edits import delete_statement, unwrapped
 from repogym.generators.mutators.runtime import holds_off_limits, is_off_limits
+from repogym.generators.mutators.shared import (
+    innermost,
+    method_receiver,
+    named_descendants,
+    statement_expression,
+    statements_swapped,
+)
 
 _LOOPS = {"for_statement": "for", "while_statement": "while"}
 _SIMPLE = frozenset({"assignment", "augmented_assignment", "call"})
 _NAMES = frozenset({"identifier", "attribute"})
+_FUNCTION = frozenset({"function_definition"})
 _PATTERNS = frozenset({"pattern_list", "tuple_pattern", "list_pattern", "tuple", "list",
                        "list_splat_pattern", "parenthesized_expression"})
 
@@ -106,11 +114,7 @@ class RemoveWith(NodeMutator):
 
 def _simple(stmt: Node) -> Node | None:
     """The one assignment, augmented assignment or call a statement is made of."""
-    parts = named_children(stmt) if stmt.type == "expression_statement" else []
-    part = parts[0] if len(parts) == 1 else None
-    if part is not None and part.type == "await":
-        inner = named_children(part)
-        part = inner[0] if len(inner) == 1 else None
+    part = statement_expression(stmt, "await")
     if part is None or part.type not in _SIMPLE:
         return None
     if part.type == "assignment" and part.child_by_field_name("type") is not None:
@@ -133,9 +137,7 @@ def _targets(node: Node) -> set[str]:
 def writes(part: Node) -> set[str]:
     """Names and attributes a simple statement assigns, or whose method it calls."""
     if part.type == "call":
-        callee = part.child_by_field_name("function")
-        receiver = callee.child_by_field_name("object") if callee is not None \
-            and callee.type == "attribute" else None
+        receiver = method_receiver(part, "attribute")
         return _targets(receiver) if receiver is not None else set()
     left = part.child_by_field_name("left")
     return _targets(left) if left is not None else set()
@@ -143,14 +145,7 @@ def writes(part: Node) -> set[str]:
 
 def uses(node: Node) -> set[str]:
     """Every name and attribute the node mentions."""
-    found: set[str] = set()
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if current.type in _NAMES:
-            found.add(text(current))
-        stack.extend(current.named_children)
-    return found
+    return {text(n) for n in named_descendants(node) if n.type in _NAMES}
 
 
 def _dependent(first: Node, second: Node) -> bool:
@@ -163,9 +158,7 @@ def _bound_before(names: set[str], stmt: Node, source: bytes) -> bool:
     When one does not, ``stmt`` binds it first, and a statement reading it cannot move
     above ``stmt`` without a blunt ``NameError``.
     """
-    function = stmt.parent
-    while function is not None and function.type != "function_definition":
-        function = function.parent
+    function = innermost(stmt, _FUNCTION)
     start = function.start_byte if function is not None else 0
     before = source[start:stmt.start_byte].decode("utf-8", "replace")
     return all(re.search(rf"\b{re.escape(name)}\b", before) for name in names)
@@ -199,7 +192,4 @@ def _swap(first: Node, second: Node, source: bytes) -> Iterator[Site]:
     first_bound = {n for n in writes(a) & uses(b) if "." not in n}
     if not _bound_before(first_bound, first, source):
         return
-    middle = source[first.end_byte:second.start_byte].decode("utf-8", "replace")
-    yield Site(first.start_byte, second.end_byte, text(second) + middle + text(first),
-               first.start_point[0] + 1,
-               f"`{summary(first, 30)}` and `{summary(second, 30)}` swapped")
+    yield statements_swapped(first, second, source)

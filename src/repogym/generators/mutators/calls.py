@@ -6,15 +6,8 @@ from typing import Iterator
 
 from tree_sitter import Node
 
-from repogym.generators.mutators.base import (
-    MUTATORS,
-    NodeMutator,
-    Site,
-    named_children,
-    replace_node,
-    text,
-)
-from repogym.generators.mutators.edits import summary
+from repogym.generators.mutators.base import MUTATORS, NodeMutator, Site, named_children, text
+from repogym.generators.mutators.shared import arguments_swapped, chain_link_dropped
 
 LITERALS = frozenset({"integer", "float", "string", "concatenated_string", "true", "false",
                       "none", "ellipsis"})
@@ -54,11 +47,7 @@ class SwapArguments(NodeMutator):
         parts = named_children(args)
         for first, second in zip(parts, parts[1:]):
             if _swappable(first, second):
-                middle = source[first.end_byte:second.start_byte].decode("utf-8", "replace")
-                yield Site(first.start_byte, second.end_byte,
-                           text(second) + middle + text(first), node.start_point[0] + 1,
-                           f"arguments `{summary(first, 25)}` and `{summary(second, 25)}` "
-                           f"of `{summary(callee, 30)}()` swapped")
+                yield arguments_swapped(node, callee, first, second, source)
 
 
 @MUTATORS.register("break_call_chain")
@@ -73,15 +62,5 @@ class BreakCallChain(NodeMutator):
 
     def visit(self, node: Node, source: bytes) -> Iterator[Site]:
         """One site: the call replaced by the call it is made on."""
-        callee = node.child_by_field_name("function")
-        if callee is None or callee.type != "attribute":
-            return
-        receiver = callee.child_by_field_name("object")
-        method = callee.child_by_field_name("attribute")
-        if receiver is None or method is None or receiver.type != "call":
-            return
-        inner = receiver.child_by_field_name("function")
-        if inner is None or text(inner) == "super":
-            return
-        yield replace_node(node, text(receiver),
-                           f"`.{text(method)}()` dropped from `{summary(node, 40)}`")
+        yield from chain_link_dropped(node, "attribute", "attribute",
+                                      lambda inner: text(inner) != "super")

@@ -6,13 +6,13 @@ from typing import Iterator
 
 from tree_sitter import Node
 
+from repogym.generators.mutators import shared
 from repogym.generators.mutators.base import (
     MUTATORS,
     NodeMutator,
     Site,
     named_children,
     replace_node,
-    text,
 )
 
 _KEYWORD = {"if_statement": "if", "elif_clause": "elif", "while_statement": "while",
@@ -33,13 +33,8 @@ def negated(cond: Node) -> str:
 
     A condition that already is ``not c`` becomes ``c``.
     """
-    if cond.type == "not_operator":
-        argument = cond.child_by_field_name("argument")
-        if argument is not None:
-            return text(argument)
-    if cond.type in _LOOSER_THAN_NOT:
-        return f"not ({text(cond)})"
-    return f"not {text(cond)}"
+    return shared.negated(cond, "not ", negation=cond.type == "not_operator",
+                          bare=cond.type not in _LOOSER_THAN_NOT)
 
 
 @MUTATORS.register("negate_condition")
@@ -82,13 +77,5 @@ class InvertIfElse(NodeMutator):
         """One site spanning both bodies, when they differ and share a layout."""
         then = node.child_by_field_name("consequence")
         other = _plain_else_body(node)
-        if then is None or other is None or not _same_layout(then, other):
-            return
-        first = source[then.start_byte:then.end_byte]
-        second = source[other.start_byte:other.end_byte]
-        if first.strip() == second.strip():
-            return
-        middle = source[then.end_byte:other.start_byte]
-        swapped = (second + middle + first).decode("utf-8", "replace")
-        yield Site(then.start_byte, other.end_byte, swapped, node.start_point[0] + 1,
-                   "if and else branches swapped")
+        if then is not None and other is not None and _same_layout(then, other):
+            yield from shared.branches_swapped(node, then, other, source)

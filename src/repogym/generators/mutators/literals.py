@@ -17,8 +17,10 @@ from repogym.generators.mutators.base import (
     text,
 )
 from repogym.generators.mutators.runtime import is_live_function
+from repogym.generators.mutators.shared import BooleanLiteralSwap, format_like, off_by_one
 
-_FORMATS = {"0x": hex, "0o": oct, "0b": bin}
+OTHER_BOOLEAN = {"true": "False", "false": "True"}
+"""The other boolean, by the node type of a boolean literal."""
 
 
 def int_value(literal: str) -> int | None:
@@ -27,12 +29,6 @@ def int_value(literal: str) -> int | None:
         return int(literal.replace("_", ""), 0)
     except ValueError:
         return None
-
-
-def format_like(value: int, literal: str) -> str:
-    """``value`` written in the base of ``literal`` (hex stays hex); negatives in decimal."""
-    formatter = _FORMATS.get(literal[:2].lower())
-    return formatter(value) if formatter and value >= 0 else str(value)
 
 
 def _context(target: Node) -> str | None:
@@ -74,32 +70,21 @@ class OffByOne(NodeMutator):
 
     def visit(self, node: Node, source: bytes) -> Iterator[Site]:
         """Two sites (plus and minus one) for an integer in an off-by-one context."""
-        value = int_value(text(node))
-        if value is None:
-            return
-        target = node
-        parent = node.parent
-        if parent is not None and parent.type == "unary_operator" and text(parent)[:1] == "-":
-            target, value = parent, -value
-        where = _context(target)
-        if where is None:
-            return
-        old = text(target)
-        for new in (value + 1, value - 1):
-            new_text = format_like(new, text(node))
-            yield replace_node(target, new_text, f"{where} `{old}` changed to `{new_text}`")
+        literal = text(node)
+        yield from off_by_one(node, int_value(literal), _is_minus, _context,
+                              lambda new, target: format_like(new, literal))
+
+
+def _is_minus(node: Node) -> bool:
+    """``-x``."""
+    return node.type == "unary_operator" and text(node)[:1] == "-"
 
 
 @MUTATORS.register("constant_swap")
-class ConstantSwap(NodeMutator):
+class ConstantSwap(BooleanLiteralSwap):
     """``True``↔``False``."""
 
-    node_types = frozenset({"true", "false"})
-
-    def visit(self, node: Node, source: bytes) -> Iterator[Site]:
-        """One site: the other boolean."""
-        new = "False" if node.type == "true" else "True"
-        yield replace_node(node, new, f"`{text(node)}` changed to `{new}`")
+    other = OTHER_BOOLEAN
 
 
 _DEFAULTS = frozenset({"default_parameter", "typed_default_parameter"})
@@ -124,8 +109,8 @@ def _functions(root: Node) -> Iterator[Node]:
 def changed_default(value: Node) -> str | None:
     """A different default: ``True``↔``False``, ``n`` -> ``n+1``, ``"text"`` -> ``""``."""
     kind = value.type
-    if kind in ("true", "false"):
-        return "False" if kind == "true" else "True"
+    if kind in OTHER_BOOLEAN:
+        return OTHER_BOOLEAN[kind]
     if kind == "integer":
         number = int_value(text(value))
         return None if number is None else format_like(number + 1, text(value))

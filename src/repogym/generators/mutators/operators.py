@@ -7,7 +7,8 @@ from typing import ClassVar, Iterator
 
 from tree_sitter import Node
 
-from repogym.generators.mutators.base import MUTATORS, NodeMutator, Site, replace_node, text
+from repogym.generators.mutators.base import MUTATORS, NodeMutator, Site
+from repogym.generators.mutators.shared import operator_key, operator_swapped
 
 COMPARISON_FLIPS: dict[str, str] = {
     "<": ">=", ">=": "<", ">": "<=", "<=": ">",
@@ -25,17 +26,6 @@ BOOLEAN_SWAPS: dict[str, str] = {"and": "or", "or": "and"}
 _STRINGS = frozenset({"string", "concatenated_string"})
 
 
-def _operator_key(node: Node) -> str:
-    """An operator's text with inner whitespace normalised (``not  in`` -> ``not in``)."""
-    return " ".join(text(node).split())
-
-
-def _swap(op: Node, table: dict[str, str], at: Node) -> Iterator[Site]:
-    key = _operator_key(op)
-    if key in table:
-        yield replace_node(op, table[key], f"`{key}` replaced by `{table[key]}`", at)
-
-
 class _OperatorFlip(NodeMutator):
     """Flips the operators of a comparison that are in :attr:`table`."""
 
@@ -45,7 +35,7 @@ class _OperatorFlip(NodeMutator):
     def visit(self, node: Node, source: bytes) -> Iterator[Site]:
         """One site per operator in the table (each of a chain is its own site)."""
         for op in node.children_by_field_name("operators"):
-            yield from _swap(op, self.table, op)
+            yield from operator_swapped(op, self.table)
 
 
 @MUTATORS.register("comparison_flip")
@@ -79,12 +69,12 @@ class ArithmeticSwap(NodeMutator):
         right = node.child_by_field_name("right")
         if op is None or left is None or right is None:
             return
-        key = _operator_key(op)
+        key = operator_key(op)
         if key in ("+", "+=") and (left.type in _STRINGS or right.type in _STRINGS):
             return
         if key in ("%", "%=") and left.type in _STRINGS:
             return
-        yield from _swap(op, ARITHMETIC_SWAPS, op)
+        yield from operator_swapped(op, ARITHMETIC_SWAPS)
 
 
 @MUTATORS.register("boolean_swap")
@@ -97,4 +87,4 @@ class BooleanSwap(NodeMutator):
         """One site for the node's operator."""
         op = node.child_by_field_name("operator")
         if op is not None:
-            yield from _swap(op, BOOLEAN_SWAPS, op)
+            yield from operator_swapped(op, BOOLEAN_SWAPS)

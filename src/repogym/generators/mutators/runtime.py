@@ -32,6 +32,19 @@ from typing import Iterator
 
 from tree_sitter import Node
 
+from repogym.generators.mutators.base import named_children
+from repogym.generators.mutators.shared import (
+    ancestors,
+    contains,
+    follows_terminator,
+    holds,
+    in_body,
+    is_output_call,
+    qualified_name,
+    reachable,
+    runtime_walk,
+)
+
 _SCOPES = frozenset({"function_definition", "class_definition"})
 _ALWAYS_EXCLUDED = frozenset({"comment", "decorator", "type", "parameters"})
 _STRINGS = frozenset({"string", "concatenated_string"})
@@ -41,6 +54,7 @@ _TERMINATORS = frozenset({"return_statement", "raise_statement", "continue_state
                           "break_statement"})
 _DEFAULTS = frozenset({"default_parameter", "typed_default_parameter"})
 _NO_OPS = frozenset({"pass_statement", "ellipsis"})
+_BLOCKS = frozenset({"block"})
 _MAIN_GUARD = re.compile(
     r"""^__name__\s*==\s*(['"])__main__\1$|^(['"])__main__\2\s*==\s*__name__$""")
 
@@ -51,13 +65,8 @@ def _text(node: Node | None) -> str:
 
 def _is_quiet_call(node: Node) -> bool:
     """A call to print, warnings.warn or a logger: output only, not behaviour."""
-    callee = _text(node.child_by_field_name("function"))
-    if callee in _QUIET_CALLS:
-        return True
-    parts = [p.split("(")[0].strip().lstrip("_").lower() for p in callee.split(".")]
-    if parts and parts[0] in ("self", "cls"):
-        parts = parts[1:]
-    return len(parts) >= 2 and parts[0] in _LOGGER_ROOTS
+    return is_output_call(_text(node.child_by_field_name("function")), _QUIET_CALLS,
+                          _LOGGER_ROOTS, ("self", "cls"))
 
 
 def _is_guard(node: Node) -> bool:
@@ -66,31 +75,16 @@ def _is_guard(node: Node) -> bool:
     return cond.split(".")[-1] == "TYPE_CHECKING" or bool(_MAIN_GUARD.match(cond))
 
 
-def _statement_parts(node: Node) -> list[Node]:
-    return [c for c in node.named_children if c.type != "comment"]
-
-
 def is_unreachable(node: Node) -> bool:
     """A statement after an unconditional return/raise/continue/break in its block."""
     if node.parent is None or node.parent.type != "block":
         return False
-    sibling = node.prev_named_sibling
-    while sibling is not None:
-        if sibling.type in _TERMINATORS:
-            return True
-        sibling = sibling.prev_named_sibling
-    return False
+    return follows_terminator(node, _TERMINATORS)
 
 
 def reachable_children(node: Node) -> list[Node]:
     """A node's children; for a block, only up to its first return/raise/continue/break."""
-    children = node.children
-    if node.type != "block":
-        return children
-    for i, child in enumerate(children):
-        if child.type in _TERMINATORS:
-            return children[:i + 1]
-    return children
+    return reachable(node, _BLOCKS, _TERMINATORS)
 
 
 def is_off_limits(node: Node) -> bool:
@@ -110,16 +104,16 @@ def is_excluded(node: Node) -> bool:
     if kind == "call":
         return _is_quiet_call(node)
     if kind == "expression_statement":
-        parts = _statement_parts(node)
+        parts = named_children(node)
         return all(p.type in _STRINGS for p in parts) or any(is_excluded(p) for p in parts)
     if kind == "assignment":
         return _text(node.child_by_field_name("left")) == "__all__"
     if kind == "await":
-        return any(is_excluded(p) for p in _statement_parts(node))
+        return any(is_excluded(p) for p in named_children(node))
     if kind == "if_statement":
         return _is_guard(node)
     if kind == "raise_statement":
-        parts = _statement_parts(node)
+        parts = named_children(node)
         return bool(parts) and re.match(r"NotImplementedError\b", _text(parts[0])) is not None
     return False
 
@@ -127,33 +121,23 @@ def is_excluded(node: Node) -> bool:
 def holds_off_limits(node: Node) -> bool:
     """Whether deleting ``node`` would take off-limits code along: a docstring, a logging
     call, an annotation, unreachable code, or a nested function or class."""
-    stack = list(node.children)
-    while stack:
-        current = stack.pop()
-        if current.type in _SCOPES or (current.type != "comment" and is_excluded(current)):
-            return True
-        children = reachable_children(current)
-        if len(children) < len(current.children):
-            return True
-        stack.extend(children)
-    return False
+    return holds(node, _may_not_go, reachable_children)
+
+
+def _may_not_go(node: Node) -> bool:
+    """A nested function or class, or excluded code other than a comment."""
+    return node.type in _SCOPES or (node.type != "comment" and is_excluded(node))
 
 
 def runtime_nodes(root: Node) -> Iterator[Node]:
     """Every node of runtime code under ``root``, in source order."""
-    stack: list[tuple[Node, bool]] = [(root, False)]
-    while stack:
-        node, runtime = stack.pop()
-        if is_excluded(node):
-            continue
-        if runtime:
-            yield node
-        if node.type in _SCOPES:
-            body = node.child_by_field_name("body")
-            if body is not None:
-                stack.append((body, node.type == "function_definition"))
-            continue
-        stack.extend((child, runtime) for child in reversed(reachable_children(node)))
+    return runtime_walk(root, is_excluded, reachable_children, _body_runtime)
+
+
+def _body_runtime(node: Node, runtime: bool) -> bool | None:
+    """For a function or class, whether its body is runtime code (a function's is); None
+    for any other node."""
+    return node.type == "function_definition" if node.type in _SCOPES else None
 
 
 def in_runtime_code(node: Node, *, defaults: bool = False) -> bool:
@@ -166,18 +150,16 @@ def in_runtime_code(node: Node, *, defaults: bool = False) -> bool:
 
 
 def _in_function_body(node: Node) -> bool:
-    scope_ok: bool | None = None
-    current: Node | None = node
-    while current is not None:
-        if is_off_limits(current):
-            return False
-        if scope_ok is None and current.type in _SCOPES and current != node:
-            body = current.child_by_field_name("body")
-            scope_ok = (current.type == "function_definition" and body is not None
-                        and body.start_byte <= node.start_byte
-                        and node.end_byte <= body.end_byte)
-        current = current.parent
-    return bool(scope_ok)
+    return in_body(node, is_off_limits, _scope_verdict)
+
+
+def _scope_verdict(scope: Node, node: Node) -> bool | None:
+    """The innermost function or class around ``node`` decides: a function whose body
+    holds it. None for any other node."""
+    if scope.type not in _SCOPES:
+        return None
+    return scope.type == "function_definition" and contains(
+        scope.child_by_field_name("body"), node)
 
 
 def in_default_value(node: Node) -> bool:
@@ -202,11 +184,8 @@ def in_default_value(node: Node) -> bool:
 
 def is_live_function(function: Node) -> bool:
     """A function whose defaults matter: not excluded, not an overload, not a stub."""
-    current: Node | None = function
-    while current is not None:
-        if is_off_limits(current):
-            return False
-        current = current.parent
+    if any(is_off_limits(a) for a in ancestors(function)):
+        return False
     return not _is_overload(function) and not _is_stub(function)
 
 
@@ -222,7 +201,7 @@ def _is_stub(function: Node) -> bool:
     """A body with nothing live in it: ``...``, ``pass``, docstrings, bare annotations,
     logging and ``raise NotImplementedError``."""
     body = function.child_by_field_name("body")
-    return body is None or all(_does_nothing(s) for s in _statement_parts(body))
+    return body is None or all(_does_nothing(s) for s in named_children(body))
 
 
 def _does_nothing(stmt: Node) -> bool:
@@ -230,7 +209,7 @@ def _does_nothing(stmt: Node) -> bool:
         return True
     if stmt.type != "expression_statement":
         return False
-    parts = _statement_parts(stmt)
+    parts = named_children(stmt)
     return all(p.type in _NO_OPS or (p.type == "assignment"
                                      and p.child_by_field_name("right") is None)
                for p in parts)
@@ -242,12 +221,11 @@ def enclosing_function(node: Node) -> str | None:
     Nested functions and classes are joined with dots (``"outer.inner"``); ``None`` when
     the node is not inside a function.
     """
-    names: list[str] = []
-    in_function = False
-    current: Node | None = node.parent
-    while current is not None:
-        if current.type in _SCOPES:
-            names.append(_text(current.child_by_field_name("name")))
-            in_function = in_function or current.type == "function_definition"
-        current = current.parent
-    return ".".join(reversed(names)) if in_function else None
+    return qualified_name(node, _scope_name)
+
+
+def _scope_name(node: Node) -> tuple[bool, str] | None:
+    """For a function or class: whether it is a function, and its name."""
+    if node.type not in _SCOPES:
+        return None
+    return node.type == "function_definition", _text(node.child_by_field_name("name"))

@@ -14,10 +14,12 @@ from repogym.generators.mutators.base import (
     named_children,
     replace_node,
 )
-from repogym.generators.mutators.edits import delete_statement, summary
+from repogym.generators.mutators.edits import delete_statement
+from repogym.generators.mutators.shared import innermost, summary
 
 _REMOVABLE = frozenset({"assignment", "augmented_assignment", "call", "await"})
 _TRIVIAL_RETURNS = frozenset({"none"})
+_FUNCTIONS = frozenset({"function_definition", "lambda"})
 
 
 def _removable_kind(stmt: Node) -> str | None:
@@ -54,13 +56,6 @@ class RemoveStatement(NodeMutator):
             yield site
 
 
-def _function_of(node: Node) -> Node | None:
-    current = node.parent
-    while current is not None and current.type not in ("function_definition", "lambda"):
-        current = current.parent
-    return current
-
-
 def _is_generator(function: Node) -> bool:
     """Whether the function's own body (not nested functions) contains ``yield``."""
     body = function.child_by_field_name("body")
@@ -85,7 +80,7 @@ class ReturnValue(NodeMutator):
         parts = named_children(node)
         if len(parts) != 1 or parts[0].type in _TRIVIAL_RETURNS:
             return
-        function = _function_of(node)
+        function = innermost(node, _FUNCTIONS)
         if function is None or _is_generator(function):
             return
         yield replace_node(parts[0], "None",

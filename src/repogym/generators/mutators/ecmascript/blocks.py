@@ -8,10 +8,15 @@ from tree_sitter import Node
 
 from repogym.generators.mutators.base import MUTATORS, Site, named_children, text
 from repogym.generators.mutators.ecmascript.base import EcmaNodeMutator, unwrapped_expression
-from repogym.generators.mutators.ecmascript.edits import delete_statement, joins_safely, summary
+from repogym.generators.mutators.ecmascript.edits import delete_statement, joins_safely
 from repogym.generators.mutators.ecmascript.runtime import STATEMENT_LISTS, is_off_limits
 from repogym.generators.mutators.ecmascript.scopes import LOOPS
 from repogym.generators.mutators.ecmascript.statements import simple_expression
+from repogym.generators.mutators.shared import (
+    method_receiver,
+    named_descendants,
+    statements_swapped,
+)
 
 _ASSIGNMENTS = frozenset({"assignment_expression", "augmented_assignment_expression"})
 _DECLARATIONS = frozenset({"lexical_declaration", "variable_declaration"})
@@ -90,14 +95,13 @@ def declares(part: Node) -> set[str]:
     if part.type != "variable_declarator":
         return set()
     name = part.child_by_field_name("name")
-    return {text(n) for n in _walk(name) if n.type in _PATTERN_NAMES} if name else set()
+    return {text(n) for n in named_descendants(name) if n.type in _PATTERN_NAMES} \
+        if name else set()
 
 
 def _receiver_writes(call: Node) -> set[str]:
     """The object whose method a call calls (``out.push(x)``: ``out``)."""
-    callee = call.child_by_field_name("function")
-    owner = callee.child_by_field_name("object") if callee is not None \
-        and callee.type == "member_expression" else None
+    owner = method_receiver(call, "member_expression")
     return _targets(owner) if owner is not None else set()
 
 
@@ -112,17 +116,9 @@ def writes(part: Node) -> set[str]:
     return _targets(target) if target is not None else set()
 
 
-def _walk(node: Node) -> Iterator[Node]:
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(current.named_children)
-
-
 def uses(node: Node) -> set[str]:
     """Every name and property the node mentions."""
-    return {"".join(text(n).split()) for n in _walk(node) if n.type in _NAMES}
+    return {"".join(text(n).split()) for n in named_descendants(node) if n.type in _NAMES}
 
 
 def _swappable(a: Node, b: Node) -> bool:
@@ -168,7 +164,4 @@ def _swap(first: Node, second: Node, source: bytes) -> Iterator[Site]:
         return
     if text(first) == text(second) or not _swappable(a, b):
         return
-    middle = source[first.end_byte:second.start_byte].decode("utf-8", "replace")
-    yield Site(first.start_byte, second.end_byte, text(second) + middle + text(first),
-               first.start_point[0] + 1,
-               f"`{summary(first, 30)}` and `{summary(second, 30)}` swapped")
+    yield statements_swapped(first, second, source)

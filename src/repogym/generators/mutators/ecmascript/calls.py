@@ -6,10 +6,14 @@ from typing import Iterator
 
 from tree_sitter import Node
 
-from repogym.generators.mutators.base import MUTATORS, Site, named_children, replace_node, text
+from repogym.generators.mutators.base import MUTATORS, Site, named_children, text
 from repogym.generators.mutators.ecmascript.base import EcmaNodeMutator
-from repogym.generators.mutators.ecmascript.edits import summary
 from repogym.generators.mutators.ecmascript.scopes import FUNCTIONS
+from repogym.generators.mutators.shared import (
+    arguments_swapped,
+    chain_link_dropped,
+    named_descendants,
+)
 
 LITERALS = frozenset({"number", "string", "template_string", "true", "false", "null",
                       "undefined"})
@@ -53,23 +57,13 @@ class SwapArguments(EcmaNodeMutator):
         if len(parts) != 2 or not _swappable(*parts):
             return
         first, second = parts
-        middle = source[first.end_byte:second.start_byte].decode("utf-8", "replace")
-        yield Site(first.start_byte, second.end_byte, text(second) + middle + text(first),
-                   node.start_point[0] + 1,
-                   f"arguments `{summary(first, 25)}` and `{summary(second, 25)}` "
-                   f"of `{summary(callee, 30)}()` swapped")
+        yield arguments_swapped(node, callee, first, second, source)
 
 
 def _passes_function(call: Node) -> bool:
     """Whether a call's arguments hold a function (``.forEach(function (x) {...})``)."""
     args = call.child_by_field_name("arguments")
-    stack = [args] if args is not None else []
-    while stack:
-        current = stack.pop()
-        if current.type in FUNCTIONS:
-            return True
-        stack.extend(current.named_children)
-    return False
+    return args is not None and any(n.type in FUNCTIONS for n in named_descendants(args))
 
 
 @MUTATORS.register("js_break_call_chain")
@@ -85,15 +79,6 @@ class BreakCallChain(EcmaNodeMutator):
 
     def visit(self, node: Node, source: bytes) -> Iterator[Site]:
         """One site: the call replaced by the call it is made on."""
-        callee = node.child_by_field_name("function")
-        if callee is None or callee.type != "member_expression":
-            return
-        receiver = callee.child_by_field_name("object")
-        method = callee.child_by_field_name("property")
-        if receiver is None or method is None or receiver.type != "call_expression":
-            return
-        inner = receiver.child_by_field_name("function")
-        if inner is None or inner.type in ("super", "import") or _passes_function(node):
-            return
-        yield replace_node(node, text(receiver),
-                           f"`.{text(method)}()` dropped from `{summary(node, 40)}`")
+        yield from chain_link_dropped(
+            node, "member_expression", "property",
+            lambda inner: inner.type not in ("super", "import") and not _passes_function(node))

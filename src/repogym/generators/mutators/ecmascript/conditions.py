@@ -6,7 +6,8 @@ from typing import Iterator
 
 from tree_sitter import Node
 
-from repogym.generators.mutators.base import MUTATORS, Site, replace_node, text
+from repogym.generators.mutators import shared
+from repogym.generators.mutators.base import MUTATORS, Site, replace_node
 from repogym.generators.mutators.ecmascript.base import EcmaNodeMutator, operator
 
 _KEYWORD = {"if_statement": "if", "while_statement": "while", "do_statement": "do-while",
@@ -30,13 +31,9 @@ def _condition(node: Node) -> Node | None:
 
 def negated(cond: Node) -> str:
     """``!c``, parenthesised unless ``c`` binds tighter than ``!``; ``!c`` becomes ``c``."""
-    if cond.type == "unary_expression" and operator(cond) == "!":
-        argument = cond.child_by_field_name("argument")
-        if argument is not None:
-            return text(argument)
-    if cond.type in _TIGHTER_THAN_NOT:
-        return f"!{text(cond)}"
-    return f"!({text(cond)})"
+    return shared.negated(cond, "!",
+                          negation=cond.type == "unary_expression" and operator(cond) == "!",
+                          bare=cond.type in _TIGHTER_THAN_NOT)
 
 
 @MUTATORS.register("js_negate_condition")
@@ -73,15 +70,13 @@ class InvertIfElse(EcmaNodeMutator):
         """One site spanning both branches, when they differ."""
         then = node.child_by_field_name("consequence")
         other = _plain_else_body(node)
-        if then is None or other is None:
-            return
-        first = source[then.start_byte:then.end_byte]
-        second = source[other.start_byte:other.end_byte]
-        if first.strip() == second.strip():
-            return
-        middle = source[then.end_byte:other.start_byte]
-        if not second.rstrip().endswith((b";", b"}")) and b"\n" not in middle:
-            second += b";"  # `if (c) b() else a();` would not parse
-        swapped = (second + middle + first).decode("utf-8", "replace")
-        yield Site(then.start_byte, other.end_byte, swapped, node.start_point[0] + 1,
-                   "if and else branches swapped")
+        if then is not None and other is not None:
+            yield from shared.branches_swapped(node, then, other, source, _ended)
+
+
+def _ended(branch: bytes, after: bytes) -> bytes:
+    """The ``else`` branch's text, with the ``;`` it needs to come before ``else`` on the
+    same line (``if (c) b() else a();`` would not parse)."""
+    if not branch.rstrip().endswith((b";", b"}")) and b"\n" not in after:
+        return branch + b";"
+    return branch

@@ -19,12 +19,13 @@ from typing import Sequence
 
 from tree_sitter import Node
 
+from repogym.generators.mutators import shared
 from repogym.generators.mutators.base import Site, named_children, replace_node, text
 from repogym.generators.mutators.ecmascript.runtime import (
     enclosing_statement_list,
     holds_off_limits,
 )
-from repogym.generators.mutators.edits import summary
+from repogym.generators.mutators.shared import indentation, stacked, string_rows, summary
 
 __all__ = ["delete_statement", "joins_safely", "summary", "unwrapped", "whole_lines"]
 
@@ -35,6 +36,7 @@ _SELF_TERMINATED = frozenset({
     "abstract_class_declaration", "labeled_statement", "empty_statement",
     "interface_declaration", "enum_declaration", "module", "internal_module"})
 _HAZARDS = ("(", "[", "`", "+", "-", "/", "*", ",", ".", "?")
+_TEMPLATES = frozenset({"template_string"})
 
 
 def ends_statement(stmt: Node) -> bool:
@@ -65,15 +67,7 @@ def _next(stmt: Node) -> Node | None:
 
 def whole_lines(stmt: Node, source: bytes) -> tuple[int, int] | None:
     """The byte range of the lines ``stmt`` fills alone (a trailing comment goes too)."""
-    line_start = source.rfind(b"\n", 0, stmt.start_byte) + 1
-    if source[line_start:stmt.start_byte].strip():
-        return None
-    newline = source.find(b"\n", stmt.end_byte)
-    line_end = len(source) if newline < 0 else newline + 1
-    rest = source[stmt.end_byte:line_end].strip()
-    if rest and not rest.startswith((b"//", b"/*")):
-        return None
-    return line_start, line_end
+    return shared.whole_lines(stmt, source, (b"//", b"/*"))
 
 
 def delete_statement(stmt: Node, source: bytes, description: str) -> Site | None:
@@ -95,41 +89,14 @@ def delete_statement(stmt: Node, source: bytes, description: str) -> Site | None
     return Site(span[0], span[1], "", stmt.start_point[0] + 1, description)
 
 
-def _template_rows(block: Node) -> set[int]:
-    """Rows that begin inside a multi-line template string (their indentation is text)."""
-    rows: set[int] = set()
-    stack = [block]
-    while stack:
-        node = stack.pop()
-        if node.type == "template_string" and node.end_point[0] > node.start_point[0]:
-            rows.update(range(node.start_point[0] + 1, node.end_point[0] + 1))
-        else:
-            stack.extend(node.children)
-    return rows
-
-
-def _line_start(source: bytes, byte: int) -> int:
-    return source.rfind(b"\n", 0, byte) + 1
-
-
 def _inner(block: Node, indent: bytes, source: bytes) -> bytes | None:
-    """The statements of a ``{ ... }`` block, re-indented to ``indent`` (first line bare);
-    None for an empty block."""
+    """The statements of a ``{ ... }`` block, re-indented to ``indent`` (first line bare;
+    as they are on the brace's line: ``{ a(); b() }``); None for an empty block."""
     parts = [c for c in block.children if c.is_named]
     if not parts:
         return None
-    first, last = parts[0], parts[-1]
-    start = _line_start(source, first.start_byte)
-    own_indent = source[start:first.start_byte]
-    if own_indent.strip():  # on the brace's line: `{ a(); b() }`
-        return source[first.start_byte:last.end_byte]
-    strings = _template_rows(block)
-    lines = source[start:last.end_byte].split(b"\n")
-    out = [lines[0][len(own_indent):]]
-    for row, line in enumerate(lines[1:], start=first.start_point[0] + 1):
-        keep = row in strings or not line.startswith(own_indent)
-        out.append(line if keep else indent + line[len(own_indent):])
-    return b"\n".join(out)
+    return shared.reindented(parts[0], parts[-1], indent, source,
+                             string_rows(block, _TEMPLATES))
 
 
 def _joins(stmt: Node, blocks: Sequence[Node]) -> bool:
@@ -150,10 +117,10 @@ def unwrapped(stmt: Node, blocks: Sequence[Node], source: bytes) -> str | None:
     """The text replacing ``stmt``: the statements of ``blocks`` one after another at
     ``stmt``'s indentation. None when ``stmt`` does not start its line, is not in a block,
     the blocks hold no statement, or the statements would glue to their neighbours."""
-    indent = source[_line_start(source, stmt.start_byte):stmt.start_byte]
-    if indent.strip() or enclosing_statement_list(stmt) is None or not _joins(stmt, blocks):
+    indent = indentation(stmt, source)
+    if indent is None or enclosing_statement_list(stmt) is None or not _joins(stmt, blocks):
         return None
     pieces = [p for p in (_inner(b, indent, source) for b in blocks) if p is not None]
     if not pieces:
         return None
-    return (b"\n" + indent).join(pieces).decode("utf-8", "replace")
+    return stacked(pieces, indent)

@@ -19,13 +19,15 @@ from repogym.generators.mutators.base import (
 from repogym.generators.mutators.ecmascript.base import EcmaNodeMutator, operator
 from repogym.generators.mutators.ecmascript.grammar import FAMILY
 from repogym.generators.mutators.ecmascript.runtime import in_runtime_code
-from repogym.generators.mutators.literals import format_like
+from repogym.generators.mutators.shared import BooleanLiteralSwap, format_like, off_by_one
 
 _INTEGER = re.compile(r"0[xX][0-9a-fA-F_]+|0[oO][0-7_]+|0[bB][01_]+|0|[1-9][0-9_]*")
 _COMPARISONS = frozenset({"<", "<=", ">", ">=", "==", "!=", "===", "!=="})
 _INDEX_METHODS = frozenset({"slice", "substring", "substr", "charAt", "charCodeAt",
                             "codePointAt", "at", "splice"})
 _SIZES = frozenset({"length", "size"})
+OTHER_BOOLEAN = {"true": "false", "false": "true"}
+"""The other boolean, by the node type of a boolean literal."""
 
 
 def int_value(literal: str) -> int | None:
@@ -116,33 +118,21 @@ class OffByOne(EcmaNodeMutator):
 
     def visit(self, node: Node, source: bytes) -> Iterator[Site]:
         """Two sites (plus and minus one) for an integer in an off-by-one context."""
-        value = int_value(text(node))
-        if value is None:
-            return
-        target = node
-        parent = node.parent
-        if parent is not None and parent.type == "unary_expression" and operator(parent) == "-":
-            target, value = parent, -value
-        where = context(target)
-        if where is None:
-            return
-        old = text(target)
-        for new in (value + 1, value - 1):
-            new_text = _bumped(new, text(node), target, source)
-            yield replace_node(target, new_text,
-                               f"{where} `{old}` changed to `{new_text.strip()}`")
+        literal = text(node)
+        yield from off_by_one(node, int_value(literal), _is_minus, context,
+                              lambda new, target: _bumped(new, literal, target, source))
+
+
+def _is_minus(node: Node) -> bool:
+    """``-x``."""
+    return node.type == "unary_expression" and operator(node) == "-"
 
 
 @MUTATORS.register("js_constant_swap")
-class ConstantSwap(EcmaNodeMutator):
+class ConstantSwap(EcmaNodeMutator, BooleanLiteralSwap):
     """``true``↔``false``."""
 
-    node_types = frozenset({"true", "false"})
-
-    def visit(self, node: Node, source: bytes) -> Iterator[Site]:
-        """One site: the other boolean."""
-        new = "false" if node.type == "true" else "true"
-        yield replace_node(node, new, f"`{text(node)}` changed to `{new}`")
+    other = OTHER_BOOLEAN
 
 
 _DEFAULTS = {"assignment_pattern": ("left", "right"),
@@ -153,8 +143,8 @@ _DEFAULTS = {"assignment_pattern": ("left", "right"),
 def changed_default(value: Node) -> str | None:
     """A different default: ``true``↔``false``, ``n`` -> ``n+1``, ``"text"`` -> ``""``."""
     kind = value.type
-    if kind in ("true", "false"):
-        return "false" if kind == "true" else "true"
+    if kind in OTHER_BOOLEAN:
+        return OTHER_BOOLEAN[kind]
     if kind == "number":
         number = int_value(text(value))
         return None if number is None else format_like(number + 1, text(value))

@@ -7,9 +7,10 @@ from typing import Iterator
 
 from tree_sitter import Node
 
-from repogym.generators.mutators.base import MUTATORS, Site, replace_node, text
+from repogym.generators.mutators.base import MUTATORS, Site, text
 from repogym.generators.mutators.ecmascript.base import EcmaNodeMutator, operator
 from repogym.generators.mutators.ecmascript.scopes import FUNCTIONS, LOOPS, function_of
+from repogym.generators.mutators.shared import operator_swapped
 
 COMPARISON_FLIPS: dict[str, str] = {
     "<": ">=", ">=": "<", ">": "<=", "<=": ">",
@@ -32,9 +33,8 @@ _STRING_SETTERS = frozenset({"variable_declarator", "assignment_expression"})
 def _swap(node: Node, table: dict[str, str]) -> Iterator[Site]:
     """A site replacing the node's operator by its entry in ``table``, if it has one."""
     op = node.child_by_field_name("operator")
-    key = text(op) if op is not None else ""
-    if op is not None and key in table:
-        yield replace_node(op, table[key], f"`{key}` replaced by `{table[key]}`", op)
+    if op is not None:
+        yield from operator_swapped(op, table)
 
 
 @MUTATORS.register("js_comparison_flip")

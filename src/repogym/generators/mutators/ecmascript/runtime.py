@@ -44,6 +44,16 @@ from tree_sitter import Node
 
 from repogym.generators.mutators.base import named_children, text
 from repogym.generators.mutators.ecmascript.scopes import CLASSES, FUNCTIONS, function_name
+from repogym.generators.mutators.shared import (
+    ancestors,
+    contains,
+    follows_terminator,
+    holds,
+    in_body,
+    is_output_call,
+    reachable,
+    runtime_walk,
+)
 
 TYPE_LEVEL = frozenset({
     "type_annotation", "type_predicate_annotation", "asserts_annotation",
@@ -73,6 +83,7 @@ _PATTERNS = frozenset({"object_pattern", "array_pattern", "pair_pattern", "rest_
                        "assignment_pattern", "object_assignment_pattern",
                        "required_parameter", "optional_parameter"})
 _DECLARATION_SUFFIXES = (".d.ts", ".d.mts", ".d.cts")
+_CLASS_BODIES = frozenset({"class_body"})
 
 
 def is_declaration_file(path: str) -> bool:
@@ -98,13 +109,7 @@ def _callee(call: Node) -> str:
 def is_quiet_call(node: Node) -> bool:
     """A call to ``console.*``, a logger, ``debug``, ``deprecate`` or
     ``process.emitWarning``: output only, not behaviour."""
-    callee = _callee(node)
-    if callee in _QUIET_CALLS:
-        return True
-    parts = [p.split("(")[0].lstrip("_").lower() for p in callee.split(".")]
-    if parts and parts[0] == "this":
-        parts = parts[1:]
-    return len(parts) >= 2 and parts[0] in _LOGGER_ROOTS
+    return is_output_call(_callee(node), _QUIET_CALLS, _LOGGER_ROOTS, ("this",))
 
 
 def _is_stub_throw(node: Node) -> bool:
@@ -148,12 +153,7 @@ def is_unreachable(node: Node) -> bool:
     function declaration)."""
     if node.parent is None or node.parent.type not in STATEMENT_LISTS or node.type in HOISTED:
         return False
-    sibling = node.prev_named_sibling
-    while sibling is not None:
-        if sibling.type in TERMINATORS:
-            return True
-        sibling = sibling.prev_named_sibling
-    return False
+    return follows_terminator(node, TERMINATORS)
 
 
 def is_off_limits(node: Node) -> bool:
@@ -165,13 +165,7 @@ def reachable_children(node: Node) -> list[Node]:
     """A node's children; for a block, without the statements after its first
     return/throw/continue/break (function declarations, comments and the closing brace
     stay)."""
-    children = node.children
-    if node.type not in STATEMENT_LISTS:
-        return children
-    for i, child in enumerate(children):
-        if child.type in TERMINATORS:
-            return children[:i + 1] + [c for c in children[i + 1:] if _survives(c)]
-    return children
+    return reachable(node, STATEMENT_LISTS, TERMINATORS, _survives)
 
 
 def _survives(after_terminator: Node) -> bool:
@@ -183,37 +177,31 @@ def holds_off_limits(node: Node) -> bool:
     """Whether deleting ``node`` would take code with behaviour along that no mutation may
     touch: a logging call, a directive, a stub, unreachable code, a decorator, or a nested
     function or class declaration. Types, comments and parameter lists may go along."""
-    stack = list(node.children)
-    while stack:
-        current = stack.pop()
-        if current.type in _INERT or is_type_operand(current):
-            continue
-        if current.type in DECLARATIONS or is_excluded(current):
-            return True
-        children = reachable_children(current)
-        if len(children) < len(current.children):
-            return True
-        stack.extend(children)
-    return False
+    return holds(node, _may_not_go, reachable_children, _may_go)
+
+
+def _may_go(node: Node) -> bool:
+    """Code with no behaviour: types, comments, parameter lists."""
+    return node.type in _INERT or is_type_operand(node)
+
+
+def _may_not_go(node: Node) -> bool:
+    """A nested function or class declaration, or excluded code."""
+    return node.type in DECLARATIONS or is_excluded(node)
 
 
 def runtime_nodes(root: Node) -> Iterator[Node]:
-    """Every node of runtime code under ``root``, in source order."""
-    stack: list[tuple[Node, bool]] = [(root, False)]
-    while stack:
-        node, runtime = stack.pop()
-        if is_excluded(node):
-            continue
-        if runtime:
-            yield node
-        if node.type in FUNCTIONS:
-            body = node.child_by_field_name("body")
-            if body is not None:
-                stack.append((body, runtime or function_name(node) is not None))
-            continue
-        if node.type == "class_body":
-            runtime = False  # fields and static blocks run when the class is defined
-        stack.extend((child, runtime) for child in reversed(reachable_children(node)))
+    """Every node of runtime code under ``root``, in source order (fields and static
+    blocks in a class body run when the class is defined: they are not)."""
+    return runtime_walk(root, is_excluded, reachable_children, _body_runtime, _CLASS_BODIES)
+
+
+def _body_runtime(node: Node, runtime: bool) -> bool | None:
+    """For a function, whether its body is runtime code: a named function's is, and an
+    anonymous one's (a callback) where the function itself is. None for any other node."""
+    if node.type not in FUNCTIONS:
+        return None
+    return runtime or function_name(node) is not None
 
 
 def in_runtime_code(node: Node, *, defaults: bool = False) -> bool:
@@ -225,32 +213,26 @@ def in_runtime_code(node: Node, *, defaults: bool = False) -> bool:
     return in_function_body(node) or (defaults and in_default_value(node))
 
 
-def _contains(outer: Node | None, node: Node) -> bool:
-    return outer is not None and outer.start_byte <= node.start_byte \
-        and node.end_byte <= outer.end_byte
-
-
 def in_function_body(node: Node) -> bool:
     """Whether ``node`` is runtime code of a function body (:func:`runtime_nodes` agrees).
 
     Going up from the node, the first named function whose body holds it decides, unless
     a class body (a field initializer) or a function's signature comes first.
     """
-    verdict: bool | None = None
-    current: Node | None = node
-    while current is not None:
-        if is_off_limits(current):
+    return in_body(node, is_off_limits, _scope_verdict)
+
+
+def _scope_verdict(scope: Node, node: Node) -> bool | None:
+    """False for a class body, or a function whose body does not hold ``node`` (it is in
+    the signature); True for a named function whose body does. None otherwise."""
+    if scope.type == "class_body":
+        return False
+    if scope.type in FUNCTIONS:
+        if not contains(scope.child_by_field_name("body"), node):
             return False
-        if verdict is None and current != node:
-            if current.type == "class_body":
-                verdict = False
-            elif current.type in FUNCTIONS:
-                if not _contains(current.child_by_field_name("body"), node):
-                    verdict = False
-                elif function_name(current) is not None:
-                    verdict = True
-        current = current.parent
-    return bool(verdict)
+        if function_name(scope) is not None:
+            return True
+    return None
 
 
 def _default_holder(node: Node) -> Node | None:
@@ -261,7 +243,7 @@ def _default_holder(node: Node) -> Node | None:
         if current.type != "formal_parameters" and is_excluded(current):
             return None
         field = _DEFAULT_HOLDERS.get(current.type)
-        if field is not None and current != node and _contains(
+        if field is not None and current != node and contains(
                 current.child_by_field_name(field), node):
             return current
         current = current.parent
@@ -283,11 +265,8 @@ def in_default_value(node: Node) -> bool:
 def is_live_function(function: Node) -> bool:
     """A function whose defaults matter: its body is runtime code, nothing around it is
     off limits, and it is not a stub (a body that does nothing)."""
-    current: Node | None = function
-    while current is not None:
-        if is_off_limits(current):
-            return False
-        current = current.parent
+    if any(is_off_limits(a) for a in ancestors(function)):
+        return False
     body = function.child_by_field_name("body")
     if body is None or _is_stub(body):
         return False

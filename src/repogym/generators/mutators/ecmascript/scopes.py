@@ -22,6 +22,7 @@ from __future__ import annotations
 from tree_sitter import Node
 
 from repogym.generators.mutators.base import text
+from repogym.generators.mutators.shared import innermost, qualified_name
 
 FUNCTIONS = frozenset({"function_declaration", "generator_function_declaration",
                        "function_expression", "generator_function", "arrow_function",
@@ -111,16 +112,19 @@ def class_name(cls: Node) -> str | None:
     return text(own) if own is not None else assigned_name(cls)
 
 
-def _scope_name(node: Node) -> tuple[bool, str | None]:
-    """Whether ``node`` is a function, and the name it adds to a qualified name."""
+def _scope_name(node: Node) -> tuple[bool, str] | None:
+    """Whether ``node`` is a function, and the name it adds to a qualified name (None when
+    it adds none)."""
     if node.type in FUNCTIONS:
-        return True, function_name(node)
-    if node.type in CLASSES:
-        return False, class_name(node)
-    if node.type == "object":
-        name = assigned_name(node)
-        return False, None if name in _MODULE_OBJECTS else name
-    return False, None
+        is_function, name = True, function_name(node)
+    elif node.type in CLASSES:
+        is_function, name = False, class_name(node)
+    elif node.type == "object":
+        is_function, name = False, assigned_name(node)
+        name = None if name in _MODULE_OBJECTS else name
+    else:
+        return None
+    return (is_function, name) if name else None
 
 
 def enclosing_function(node: Node) -> str | None:
@@ -131,16 +135,7 @@ def enclosing_function(node: Node) -> str | None:
     None when no named function is around ``node`` (module-level code, a class field, a
     callback passed at module level).
     """
-    names: list[str] = []
-    named_function = False
-    current = node.parent
-    while current is not None:
-        is_function, name = _scope_name(current)
-        if name:
-            names.append(name)
-            named_function = named_function or is_function
-        current = current.parent
-    return ".".join(reversed(names)) if named_function else None
+    return qualified_name(node, _scope_name)
 
 
 def is_generator(function: Node) -> bool:
@@ -151,7 +146,4 @@ def is_generator(function: Node) -> bool:
 
 def function_of(node: Node) -> Node | None:
     """The innermost function around ``node``."""
-    current = node.parent
-    while current is not None and current.type not in FUNCTIONS:
-        current = current.parent
-    return current
+    return innermost(node, FUNCTIONS)

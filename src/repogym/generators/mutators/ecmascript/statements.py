@@ -12,19 +12,16 @@ from repogym.generators.mutators.ecmascript.base import EcmaNodeMutator, operato
 from repogym.generators.mutators.ecmascript.edits import delete_statement, summary
 from repogym.generators.mutators.ecmascript.runtime import runtime_nodes
 from repogym.generators.mutators.ecmascript.scopes import FUNCTIONS, function_of, is_generator
+from repogym.generators.mutators.shared import statement_expression
 
 _ASSIGNMENTS = frozenset({"assignment_expression", "augmented_assignment_expression"})
 _NOTHING = frozenset({"undefined", "void 0"})
+_AWAITED = frozenset({"call_expression"})
 
 
 def simple_expression(stmt: Node) -> Node | None:
     """The call or assignment an expression statement is made of (``await`` seen through)."""
-    parts = named_children(stmt) if stmt.type == "expression_statement" else []
-    part = parts[0] if len(parts) == 1 else None
-    if part is not None and part.type == "await_expression":
-        inner = named_children(part)
-        part = inner[0] if len(inner) == 1 and inner[0].type == "call_expression" else None
-    return part
+    return statement_expression(stmt, "await_expression", _AWAITED)
 
 
 def _removable_kind(stmt: Node) -> str | None:
