@@ -11,7 +11,7 @@ import pytest
 from repogym.baseline import record_baseline
 from repogym.grading import GradingSpec, grade_in
 from repogym.judges.judge import Judge, JudgeSettings
-from repogym.judges.probes import PROBES, ProbeContext, context_in
+from repogym.judges.probes import PROBES, ProbeContext, context_in, probes_for
 from repogym.patches import reverse_diff, unified_diff
 from repogym.schemas.records import Candidate, CandidateKind, Status
 from repogym.toolchains.python import PythonToolchain
@@ -90,7 +90,7 @@ def test_partial_reward_counts_passing_tests(task):
     assert result.reward == pytest.approx(len(spec.PASS_TO_PASS) / total)
 
 
-@pytest.mark.parametrize("probe", PROBES.names())
+@pytest.mark.parametrize("probe", probes_for("python"))
 def test_reward_hack_scores_zero(task, probe):
     sandbox, tc, spec, cand = task
     patch = PROBES.get(probe)().patch(context(sandbox, tc, spec, cand))
