@@ -24,7 +24,7 @@ from typing import Collection, Mapping, Sequence
 
 from repogym.errors import NoTestsError
 from repogym.layout import TOOL_CACHE
-from repogym.sandboxes.base import Sandbox
+from repogym.sandboxes.base import ExecResult, Sandbox
 from repogym.schemas.calls import FailureReading
 from repogym.schemas.records import (
     Checkout,
@@ -43,7 +43,7 @@ from repogym.toolchains.javascript.layer import node_layer
 from repogym.toolchains.javascript.placed import PlacedRun
 from repogym.toolchains.javascript.project import Project, find_project
 from repogym.toolchains.javascript.report import parse_report, split_id
-from repogym.toolchains.javascript.runners import Invocation, runner_for
+from repogym.toolchains.javascript.runners import Invocation, Runner, runner_for
 from repogym.toolchains.javascript.tap import parse_tap
 from repogym.toolchains.runs import exec_or_lost, salvaged, text_or_none
 
@@ -125,34 +125,12 @@ class JavaScriptToolchain(Toolchain):
             collect = self._test_files(sandbox)  # TAP titles are read back by their files
         placed = PlacedRun.place(sandbox, runner, select=select, exclude=exclude,
                                  limits=limits)
-        scratch = placed.scratch
-        inv = Invocation(scratch=scratch, project_args=tuple(project.runner_args(name)),
+        inv = Invocation(scratch=placed.scratch, project_args=tuple(project.runner_args(name)),
                          select=select, exclude=exclude, collect=collect, limits=limits,
                          exitfirst=exitfirst)
-        cmd = runner.command(inv)
-        build = project.build_script()
-        if build:
-            cmd = f"npm run --silent {shlex.quote(build)} && {cmd}"
-        cmd = f"mkdir -p {TOOL_CACHE} && {cmd}"
-        result, lost = exec_or_lost(sandbox, cmd, timeout=timeout,
+        result, lost = exec_or_lost(sandbox, _command(project, runner, inv), timeout=timeout,
                                     env=placed.env(runner.env(inv)))
-        raw = "" if runner.tap else salvaged(sandbox, placed.report, lost)
-        if not lost:
-            sandbox.exec(["rm", "-rf", scratch], timeout=30)
-        log = (result.stdout + result.stderr)[-4000:]
-        if runner.tap:
-            run = parse_tap(result.stdout, inv.files, exit_code=result.exit_code,
-                            duration=result.duration, timed_out=result.timed_out,
-                            log_tail=result.stderr[-4000:])
-        else:
-            run = parse_report(raw, nonce=placed.nonce, exit_code=result.exit_code,
-                               duration=result.duration, timed_out=result.timed_out,
-                               log_tail=log)
-        if select is not None:  # jest and vitest list the tests a name filter left out
-            wanted = set(select)
-            run = run.model_copy(update={"results": {
-                t: r for t, r in run.results.items()
-                if t in wanted or r.outcome is not Outcome.skipped}})
+        run = _read(sandbox, runner, placed, inv, result, lost)
         if canary.files and not lost:
             sandbox.exec(["rm", "-f", *canary.files], timeout=30)
         return canary.check(run).model_copy(update={"sandbox_lost": lost})
@@ -178,6 +156,39 @@ class JavaScriptToolchain(Toolchain):
         for path, body in canary.files.items():
             sandbox.write_file(path, body)
         return canary
+
+
+def _command(project: Project, runner: Runner, inv: Invocation) -> str:
+    """The run's shell command: the tool cache made, the project's build when its tests read
+    what it builds, then the runner."""
+    cmd = runner.command(inv)
+    build = project.build_script()
+    if build:
+        cmd = f"npm run --silent {shlex.quote(build)} && {cmd}"
+    return f"mkdir -p {TOOL_CACHE} && {cmd}"
+
+
+def _read(sandbox: Sandbox, runner: Runner, placed: PlacedRun, inv: Invocation,
+          result: ExecResult, lost: str) -> TestRun:
+    """The run as its report (or ava's TAP) says, its scratch directory removed; with a
+    selection, the tests a name filter left out (jest and vitest list them as skipped) are
+    not in it."""
+    if runner.tap:
+        run = parse_tap(result.stdout, inv.files, exit_code=result.exit_code,
+                        duration=result.duration, timed_out=result.timed_out,
+                        log_tail=result.stderr[-4000:])
+    else:
+        run = parse_report(salvaged(sandbox, placed.report, lost), nonce=placed.nonce,
+                           exit_code=result.exit_code, duration=result.duration,
+                           timed_out=result.timed_out,
+                           log_tail=(result.stdout + result.stderr)[-4000:])
+    if not lost:
+        sandbox.exec(["rm", "-rf", placed.scratch], timeout=30)
+    if inv.select is None:
+        return run
+    wanted = set(inv.select)
+    return run.model_copy(update={"results": {
+        t: r for t, r in run.results.items() if t in wanted or r.outcome is not Outcome.skipped}})
 
 
 def install_steps(project: Project) -> list[str]:
