@@ -24,6 +24,7 @@ prints the per-candidate differences against an earlier result (verdicts, F2P).
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import re
 import statistics
@@ -66,7 +67,10 @@ def bench_one(bundle: str, out: Path, settings: Settings, bundles: Path = BUNDLE
     prepared = prepare(RepoSpec(source=str(src), name=bundle.replace("+", "__")), settings)
     env = build_env(provider, prepared, settings)
     base = baseline_in(provider, env, prepared, settings)
-    coverage_in(provider, env, prepared, base, settings)
+    # the judge uses the per-test coverage for mined fixes where it takes it (repogym since
+    # issue 11's end): measured as the pipeline measures it; an older judge never used it
+    takes_coverage = "coverage" in inspect.signature(judge_mined).parameters
+    cov = coverage_in(provider, env, prepared, base, settings) if takes_coverage else None
     setup = time.monotonic() - t0
     selection = CommitSelection(last=settings.mine_last, first_parent=not all_branches)
     mining = mine_candidates(prepared.checkout, prepared.toolchain, selection,
@@ -75,7 +79,8 @@ def bench_one(bundle: str, out: Path, settings: Settings, bundles: Path = BUNDLE
     log(f"{bundle}: {len(base.outcomes)} tests, {len(cands)} mined candidates "
         f"({mining.scanned} commits scanned)")
     t1 = time.monotonic()
-    judged = judge_mined(provider, env, prepared, base, cands, settings)
+    judged = (judge_mined(provider, env, prepared, base, cands, settings, coverage=cov)
+              if takes_coverage else judge_mined(provider, env, prepared, base, cands, settings))
     wall = time.monotonic() - t1
     rows = {}
     for j in judged:

@@ -255,11 +255,15 @@ def env_commit_of(cand: Candidate) -> str:
 def judge_mined(provider: SandboxProvider, env: EnvImage, prepared: Prepared, base: Baseline,
                 cands: Sequence[Candidate], settings: Settings,
                 progress: Progress = _quiet, client: LLMClient | None = None,
-                judge: "JudgeFn | None" = None) -> list[Judged]:
+                judge: "JudgeFn | None" = None,
+                coverage: CoverageMap | None = None) -> list[Judged]:
     """Judge mined candidates in the main env when their dependencies match it, else in an
     env built at their (newest) commit with those dependencies: content-addressed by the
     dependency fingerprint, so most commits share one. ``judge`` judges a batch in one env
-    (default :func:`judge_all`)."""
+    (default :func:`judge_all`). ``coverage`` (the baseline's, by file) narrows each fix's
+    broken run to the tests of its test patch and those executing a file it changes; a
+    narrow run that finds no failing test is redone on the whole suite, so a map of another
+    commit can cost time, never a verdict."""
     judge = judge or judge_all
     repo_path = prepared.checkout.path
     main = dependency_fingerprint(repo_path, prepared.checkout.commit)
@@ -277,7 +281,7 @@ def judge_mined(provider: SandboxProvider, env: EnvImage, prepared: Prepared, ba
         todo = [c for c in group if c.instance_id not in known]
         done = {j.candidate.instance_id: _settle_suite(j, suites, prepared.checkout.name)
                 for j in judge(provider, image, prepared, base, todo, settings, progress,
-                               client)}
+                               client, coverage)}
         return [done[c.instance_id] if c.instance_id in done
                 else _suite_does_not_run(c, image.ref, known[c.instance_id]) for c in group]
 
@@ -563,7 +567,8 @@ def run_repo(spec: RepoSpec, settings: Settings, progress: Progress = _quiet,
     judged = judged_and_written(lambda: hooks.judge(provider, env, prepared, base, todo, settings,
                                                     progress, client, cov))
     judged += judged_and_written(lambda: judge_mined(provider, env, prepared, base, mined,
-                                                     settings, progress, client, hooks.judge))
+                                                     settings, progress, client, hooks.judge,
+                                                     cov))
     combos = unseen(timer("combine", lambda: combine(prepared, settings, store, judged)), store)
     summary.candidates += len(combos)
     judged += judged_and_written(lambda: hooks.judge(provider, env, prepared, base, combos,
