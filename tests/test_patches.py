@@ -144,3 +144,17 @@ def test_new_file_diff_creates_the_file(tmp_path):
     patch = new_file_diff("pkg/new.py", "x = 1\ny = 2\n")
     subprocess.run(["git", "apply", "-"], cwd=tmp_path, input=patch, text=True, check=True)
     assert (tmp_path / "pkg" / "new.py").read_text() == "x = 1\ny = 2\n"
+
+
+def test_carried_lines_follow_the_history_between_two_commits() -> None:
+    from repogym.patches import carried_lines, unified_diff
+
+    old = "".join(f"l{i}\n" for i in range(1, 21))
+    new = old.replace("l3\n", "l3\nx1\nx2\n").replace("l10\n", "L10\n").replace("l15\n", "")
+    diff = unified_diff("f.py", old, new)
+    carried = carried_lines(diff, "f.py", range(1, 21))
+    old_lines, new_lines = old.splitlines(), new.splitlines()
+    assert carried[10] is None and carried[15] is None  # changed, removed
+    assert carried[4] == 6 and carried[20] == 21
+    assert all(new_lines[n - 1] == old_lines[o - 1] for o, n in carried.items() if n)
+    assert carried_lines(diff, "other.py", [5]) == {5: 5}

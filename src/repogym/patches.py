@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 NO_NEWLINE = "\\ No newline at end of file"
@@ -191,6 +192,41 @@ def changed_lines(diff: str) -> dict[str, list[int]]:
                 lines |= _hunk_old_lines(hunk)
         result[fd.path] = sorted(lines)
     return result
+
+
+def carried_lines(diff: str, path: str, lines: Iterable[int]) -> dict[int, int | None]:
+    """Where old-side ``lines`` of ``path`` are on the new side of ``diff`` (a diff between
+    two versions of the tree): shifted past the hunks before them, or None for a line a
+    hunk removes or changes. A file the diff does not name keeps its numbers."""
+    hunks = next((fd.hunks for fd in _parse(diff) if fd.path == path), [])
+    return {line: _carried(hunks, line) for line in lines}
+
+
+def _carried(hunks: list[_Hunk], line: int) -> int | None:
+    shift = 0
+    for hunk in hunks:
+        start = hunk.old_start if hunk.old_len else hunk.old_start + 1
+        if line < start:
+            break
+        if line < start + hunk.old_len:
+            return _within(hunk, line)
+        shift += hunk.new_len - hunk.old_len
+    return line + shift
+
+
+def _within(hunk: _Hunk, line: int) -> int | None:
+    """A line inside a hunk's old range: its new number when it is context, else None."""
+    old_no = hunk.old_start if hunk.old_len else hunk.old_start + 1
+    new_no = hunk.new_start if hunk.new_len else hunk.new_start + 1
+    for ln in hunk.lines:
+        if ln.prefix == "+":
+            new_no += 1
+            continue
+        if old_no == line:
+            return new_no if ln.prefix == " " else None
+        old_no += 1
+        new_no += ln.prefix == " "
+    return None
 
 
 def patch_paths(diff: str) -> set[str]:

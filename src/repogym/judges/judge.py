@@ -54,7 +54,7 @@ from repogym.grading import GradingSpec, Result, grade_in
 from repogym.judges.probe_sets import ProbeSet, ProbeSets, verifier_version
 from repogym.judges.probes import context_in, probe_patches
 from repogym.limits import TimePolicy, policy_for
-from repogym.patches import changed_lines, patch_paths, reverse_diff
+from repogym.patches import carried_lines, changed_lines, patch_paths, reverse_diff
 from repogym.sandboxes.base import Sandbox
 from repogym.schemas.calls import StatementEvidence
 from repogym.schemas.reasons import Reason
@@ -376,13 +376,39 @@ class Judge:
         return broken, f2p, sorted(t for t in always if not reach(t) or _passed(broken, t))
 
     def _mined_scope(self, cand: Candidate) -> set[str] | None:
-        """Test ids and test files that can change outcome with the fix (None: all)."""
+        """Test ids and test files that can change outcome with the fix (None: all): the
+        test patch's files, and the tests the baseline's coverage shows executing the lines
+        the fix changes -- carried from the fix's parent to the baseline's commit through
+        the history between them; a file whose changed lines were changed again since (or
+        that history is not in this sandbox) counts by its every test."""
         if self.coverage is None:
             return None
-        touching = self.coverage.tests_in_files(patch_paths(cand.gold_patch))
-        if touching is None:
-            return None
+        touching: set[str] = set()
+        for path, lines in self._at_baseline(cand).items():
+            found = (self.coverage.tests_for({path: lines}) if lines is not None
+                     else self.coverage.tests_in_files([path]))
+            if found is None:
+                return None
+            touching |= found
         return touching | set(changed_lines(cand.test_patch))
+
+    def _at_baseline(self, cand: Candidate) -> dict[str, list[int] | None]:
+        """The gold patch's changed lines (its old side: the fix's parent) as lines of the
+        baseline's commit, per file; None for a file they cannot all be carried to."""
+        changed = changed_lines(cand.gold_patch)
+        if cand.base_commit == self.baseline.commit or not changed:
+            return dict(changed)
+        diff = self.sandbox.exec(["git", "diff", "--no-color", "--no-renames", "-U0",
+                                  cand.base_commit, self.baseline.commit, "--", *changed],
+                                 timeout=60)
+        if not diff.ok:  # the baseline's commit is not in this environment's history
+            return dict.fromkeys(changed)
+        out: dict[str, list[int] | None] = {}
+        for path, lines in changed.items():
+            carried = carried_lines(diff.stdout, path, lines)
+            out[path] = (None if any(v is None for v in carried.values())
+                         else sorted(v for v in carried.values() if v is not None))
+        return out
 
     def limits(self, tests: Sequence[str] | set[str] | None) -> TimeLimits:
         """The time limits of a run of ``tests`` (None: the whole suite)."""
