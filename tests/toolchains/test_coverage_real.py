@@ -4,13 +4,39 @@ from __future__ import annotations
 
 import pytest
 
-from repogym.toolchains.python import parse_coverage
+from repogym.toolchains.python import parse_coverage_db
 from tests.conftest import TINY_PROJECT, build_tiny_env, commit_files
 
 
-def test_parse_coverage_drops_empty_contexts_and_phase_suffix():
-    raw = b'{"files": {"pkg/a.py": {"contexts": {"3": ["", "t.py::test_a|run", "t.py::test_a|setup"], "4": [""], "9": ["t.py::test_b|run"]}}}}'
-    cov = parse_coverage(raw)
+def coverage_db(tmp_path, rows: dict[str, dict[str, list[int]]]) -> bytes:
+    """A coverage.py data file (its tables that hold lines): context -> file -> lines."""
+    import sqlite3
+
+    path = tmp_path / ".coverage"
+    con = sqlite3.connect(path)
+    con.executescript("CREATE TABLE file (id INTEGER PRIMARY KEY, path TEXT);"
+                      "CREATE TABLE context (id INTEGER PRIMARY KEY, context TEXT);"
+                      "CREATE TABLE line_bits (file_id INTEGER, context_id INTEGER, "
+                      "numbits BLOB)")
+    files: dict[str, int] = {}
+    for c_id, (context, by_file) in enumerate(rows.items(), start=1):
+        con.execute("INSERT INTO context VALUES (?, ?)", (c_id, context))
+        for path_, lines in by_file.items():
+            f_id = files.setdefault(path_, len(files) + 1)
+            con.execute("INSERT OR IGNORE INTO file VALUES (?, ?)", (f_id, path_))
+            bits = bytearray(max(lines) // 8 + 1)
+            for line in lines:
+                bits[line // 8] |= 1 << (line % 8)
+            con.execute("INSERT INTO line_bits VALUES (?, ?, ?)", (f_id, c_id, bytes(bits)))
+    con.commit()
+    con.close()
+    return path.read_bytes()
+
+
+def test_parse_coverage_drops_empty_contexts_and_phase_suffix(tmp_path):
+    cov = parse_coverage_db(coverage_db(tmp_path, {
+        "": {"pkg/a.py": [3, 4]}, "t.py::test_a|run": {"pkg/a.py": [3]},
+        "t.py::test_a|setup": {"pkg/a.py": [3]}, "t.py::test_b|run": {"pkg/a.py": [9]}}))
     assert cov.files == {"pkg/a.py": {3: ("t.py::test_a",), 9: ("t.py::test_b",)}}
     assert cov.lines_covered_by({"t.py::test_b"}) == {"pkg/a.py": {9}}
     assert cov.import_lines == {"pkg/a.py": (3, 4)}

@@ -374,7 +374,7 @@ class PythonToolchain(Toolchain):
         if not run.trusted or cov is None:
             why = "; ".join(run.problems) or "no coverage report"
             raise TestRunError(f"coverage run unusable: {why}: {run.log_tail[-500:]}")
-        return parse_coverage(cov)
+        return parse_coverage_db(cov)
 
     def _pytest(self, sandbox: Sandbox, *, timeout: float, select: Sequence[str] | None,
                 coverage: bool = False, plugins: Sequence[RunPlugin] = (),
@@ -394,7 +394,7 @@ class PythonToolchain(Toolchain):
             sandbox.write_file(f"{files.scratch}/coveragerc",
                                COVERAGE_RC.format(data=f"{files.scratch}/.cov"))
             cmd += (f" --cov=. --cov-context=test --cov-config={files.scratch}/coveragerc"
-                    f" --cov-report=json:{files.scratch}/cov.json")
+                    " --cov-report=")
         result, lost = _exec_or_lost(sandbox, cmd, timeout=timeout, env=files.env)
         try:
             raw, cov, outputs = files.read(sandbox, lost, coverage)
@@ -405,8 +405,7 @@ class PythonToolchain(Toolchain):
         run = parse_report(raw, nonce=files.nonce, exit_code=result.exit_code,
                            duration=result.duration, timed_out=result.timed_out, log_tail=log,
                            allowed_changes=allowed_changes)
-        return run.model_copy(update={"extras": outputs, "sandbox_lost": lost}), (
-            cov.encode() or None)
+        return run.model_copy(update={"extras": outputs, "sandbox_lost": lost}), cov or None
 
 
 @dataclass(frozen=True)
@@ -446,11 +445,12 @@ class _RunFiles:
 
 
     def read(self, sandbox: Sandbox, lost: str,
-             coverage: bool) -> tuple[str, str, dict[str, str]]:
-        """The report, the coverage JSON and the extra plugins' outputs; the scratch
-        directory is removed (unless the sandbox is lost: its reset does that)."""
+             coverage: bool) -> tuple[str, bytes, dict[str, str]]:
+        """The report, the coverage data file (coverage.py's SQLite database: a few MB
+        where its JSON report with contexts is hundreds) and the extra plugins' outputs;
+        the scratch directory is removed (unless the sandbox is lost: its reset does that)."""
         raw = _salvaged(sandbox, self.report, lost)
-        cov = _salvaged(sandbox, f"{self.scratch}/cov.json", lost) if coverage else ""
+        cov = _coverage_data(sandbox, f"{self.scratch}/.cov", lost) if coverage else b""
         outputs = {p.plugin.name: _salvaged(sandbox, p.out, lost) for p in self.extras}
         if not lost:
             sandbox.exec(["rm", "-rf", self.scratch], timeout=30)
@@ -497,32 +497,63 @@ PYTEST_ARGS = ("-p", "no:cacheprovider", "--continue-on-collection-errors", "-q"
 
 COVERAGE_RC = """[run]
 data_file = {data}
-[json]
-show_contexts = True
+relative_files = True
 """
 
 
-def parse_coverage(raw: bytes) -> CoverageMap:
-    """coverage.py's JSON report (with contexts) -> file -> line -> test node ids."""
+def _coverage_data(sandbox: Sandbox, path: str, lost: str) -> bytes:
+    """The coverage data file's bytes ("" when the run wrote none)."""
+    if lost:
+        return sandbox.salvage(path) or b""
     try:
-        files = json.loads(raw)["files"]
-    except (ValueError, KeyError, TypeError) as exc:
-        raise TestRunError(f"coverage report unreadable: {exc}") from None
-    out: dict[str, dict[int, tuple[str, ...]]] = {}
-    imports: dict[str, tuple[int, ...]] = {}
-    for path, data in files.items():
-        lines, bare = {}, []
-        for line, contexts in (data.get("contexts") or {}).items():
-            tests = sorted({c.rsplit("|", 1)[0] for c in contexts if c})
-            if tests:
-                lines[int(line)] = tuple(tests)
-            if "" in contexts:
-                bare.append(int(line))
-        if lines:
-            out[path] = lines
-        if bare:
-            imports[path] = tuple(sorted(bare))
-    return CoverageMap(files=out, import_lines=imports)
+        return sandbox.read_file(path)
+    except FileNotFoundError:
+        return b""
+
+
+def parse_coverage_db(data: bytes) -> CoverageMap:
+    """coverage.py's data file (SQLite, with test contexts, relative paths) -> file -> line
+    -> test node ids; lines run outside any test (the empty context) are import lines.
+
+    Raises:
+        TestRunError: the bytes are not a coverage database.
+    """
+    import sqlite3
+    import tempfile
+
+    with tempfile.NamedTemporaryFile(suffix=".cov") as tmp:
+        tmp.write(data)
+        tmp.flush()
+        try:
+            con = sqlite3.connect(f"file:{tmp.name}?mode=ro", uri=True)
+            rows = con.execute(
+                "SELECT file.path, context.context, line_bits.numbits FROM line_bits "
+                "JOIN file ON file.id = line_bits.file_id "
+                "JOIN context ON context.id = line_bits.context_id").fetchall()
+            con.close()
+        except sqlite3.Error as exc:
+            raise TestRunError(f"coverage data unreadable: {exc}") from None
+    by_line: dict[str, dict[int, set[str]]] = {}
+    bare: dict[str, set[int]] = {}
+    for path, context, numbits in rows:
+        lines = _numbits(numbits)
+        if not context:
+            bare.setdefault(path, set()).update(lines)
+            continue
+        test = context.rsplit("|", 1)[0]
+        into = by_line.setdefault(path, {})
+        for line in lines:
+            into.setdefault(line, set()).add(test)
+    files = {p: {ln: tuple(sorted(ts)) for ln, ts in sorted(lines.items())}
+             for p, lines in sorted(by_line.items()) if lines}
+    return CoverageMap(files=files, import_lines={p: tuple(sorted(ls))
+                                                  for p, ls in sorted(bare.items()) if ls})
+
+
+def _numbits(numbits: bytes) -> list[int]:
+    """coverage.py's line bitmap: bit ``n`` of byte ``b`` is line ``8 * b + n``."""
+    return [i * 8 + bit for i, byte in enumerate(numbits) for bit in range(8)
+            if byte & (1 << bit)]
 
 
 TOOLCHAINS.register("python")(PythonToolchain)
