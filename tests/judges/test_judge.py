@@ -412,6 +412,35 @@ def test_mined_fix_runs_broken_only_the_tests_that_can_change(world):
         j.verdict.pass_to_pass)
 
 
+def test_a_mined_fix_the_baseline_ran_reruns_only_its_failing_tests(world):
+    """The fix's lines are, unchanged, in the baseline's commit (here it is the fix's own
+    commit): the baseline's runs vouch for the stability of the tests they ran, and the
+    oracle reruns only the tests the fix makes pass; a fix the baseline never ran (its
+    commit unknown here) reruns every test that runs its lines too."""
+    gold = unified_diff("tinycalc/ops.py", OLD_PROJECT["tinycalc/ops.py"], OPS)
+    new_test = new_file_diff("tests/test_first.py", "from tinycalc.ops import first_n\n\n\n"
+                             "def test_first_two():\n    assert first_n([1, 2, 3], 2) == [1, 2]\n")
+
+    def oracle_reruns(commit: str) -> list[str]:
+        cand = Candidate(kind=CandidateKind.mined, repo="tinycalc", base_commit=COMMIT["parent"],
+                         bug_patch="", gold_patch=gold, test_patch=new_test, generator="mined",
+                         provenance={"commit": commit})
+        judge = with_coverage(world, {"tinycalc/ops.py": {2: ("tests/test_ops.py::test_add",)}})
+        selects: list[list[str] | None] = []
+        real = judge.runner.run_tests
+
+        def recorded(*args, **kw):
+            selects.append(kw.get("select"))
+            return real(*args, **kw)
+
+        judge.runner.run_tests = recorded  # type: ignore[method-assign]
+        assert judge._judge_differential(cand)[1] == ["tests/test_first.py::test_first_two"]
+        return sorted({t for sel in selects[2:] for t in sel or ()})  # after broken, gold
+
+    assert oracle_reruns(COMMIT["head"]) == ["tests/test_first.py::test_first_two"]
+    assert "tests/test_ops.py::test_add" in oracle_reruns("f" * 40)
+
+
 def test_a_narrow_broken_run_without_f2p_is_redone_on_the_whole_suite(world):
     """Coverage can miss what a fix changes: when the narrow broken run finds no failing
     test, the whole suite decides, so the verdict is the one a whole-suite judge gives."""

@@ -355,7 +355,11 @@ class Judge:
                 broken = merged([broken, self._broken_run(cand, rest)])
             reach = _reach(None, self.toolchain)
         candidates = _fixed(broken, gold, reach)
-        rerun = {t for t in gold.passing() if t in candidates or _reach(scope, self.toolchain)(t)}
+        # the baseline's K runs vouch for a test's stability with the fix when they ran the
+        # fix's very lines (unchanged from the fix's commit to the baseline's)
+        vouched = self.baseline.stable_passing() if self._baseline_ran_fix(cand) else set()
+        rerun = {t for t in gold.passing() if t in candidates or (
+            _reach(scope, self.toolchain)(t) and t not in vouched)}
         golds = [gold] + [self._run_state(cand, with_gold=True, select=rerun)
                           for _ in range(self.settings.oracle_runs - 1 if candidates else 0)]
         odd = {**broken.misbehaving()}
@@ -391,6 +395,21 @@ class Judge:
                 return None
             touching |= found
         return touching | set(changed_lines(cand.test_patch))
+
+    def _baseline_ran_fix(self, cand: Candidate) -> bool:
+        """Whether every line the fix writes is, unchanged, in the baseline's commit (so its
+        runs ran the fix's code): the fix's commit against the baseline's, through git."""
+        fix = cand.provenance.get("commit", "")
+        written = changed_lines(reverse_diff(cand.gold_patch))  # the fix's new side
+        if not fix or not written:
+            return False
+        if fix == self.baseline.commit:
+            return True
+        diff = self.sandbox.exec(["git", "diff", "--no-color", "--no-renames", "-U0", fix,
+                                  self.baseline.commit, "--", *written], timeout=60)
+        return diff.ok and all(
+            None not in carried_lines(diff.stdout, path, lines).values()
+            for path, lines in written.items())
 
     def _at_baseline(self, cand: Candidate) -> dict[str, list[int] | None]:
         """The gold patch's changed lines (its old side: the fix's parent) as lines of the
