@@ -248,7 +248,7 @@ RUNNERS: dict[str, Runner] = {
                                               "--coverageReporters", "--testTimeout"})),
     "vitest": Runner("vitest", "rg-vitest.mjs", _vitest,
                      drop_args=frozenset({"--coverage", "--watch", "--run", "--ui",
-                                          "--silent", "--passWithNoTests"}),
+                                          "--silent", "--passWithNoTests", "--typecheck"}),
                      drop_with_value=frozenset({"--reporter", "--outputFile",
                                                 "--testTimeout"})),
     "uvu": Runner("uvu", "rg-uvu.cjs", _uvu, drop_args=frozenset({"-b", "--bail"}),

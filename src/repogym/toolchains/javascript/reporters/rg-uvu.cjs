@@ -229,6 +229,10 @@ if (IS_UVU && require('worker_threads').isMainThread && !globalThis.__REPOGYM_UV
     let file = null;
     try { file = Module._resolveFilename(request, parent, isMain); } catch (e) { /* ignore */ }
     if (!file || !UVU_MAIN.test(file)) return;
+    patchExports(exp, file);
+  }
+  function patchExports(exp, file) {
+    if (!exp || exp.__repogymPatched || typeof exp.suite !== 'function') return;
     try {
       const w = wrapModule(Object.assign({}, exp), null);
       exp.suite = w.suite; exp.test = w.test; exp.exec = w.exec;
@@ -269,6 +273,14 @@ if (IS_UVU && require('worker_threads').isMainThread && !globalThis.__REPOGYM_UV
   Module.prototype.require = function (request) {
     return hooked(origRequire, request, this, false, this, arguments);
   };
+
+  // uvu's CommonJS build, loaded and wrapped now, before any `-r` module runs: `esm` (which
+  // uvu 0.5 then requires through its own loader, bypassing the hooks above) finds it in
+  // the require cache, already wrapped
+  try {
+    const main = require.resolve('uvu', { paths: [ROOT] });
+    if (UVU_MAIN.test(main)) patchExports(require(main), main);
+  } catch (e) { /* no uvu where the tests run: nothing to wrap */ }
 
   // ----- native ESM: redirect `import 'uvu'` to the shim (Node >= 20.6 / 18.19) -----
   if (typeof Module.register === 'function') {
