@@ -6,8 +6,11 @@ is ignored and ``Limits.network``, ``cpus`` and ``pids`` are not enforced. Use i
 machines without Docker and for speed studies, never for untrusted code.
 
 What it does enforce: the time limit (the command runs in its own session; on timeout
-the whole process group is killed), ``RLIMIT_AS`` from ``Limits.memory_mb``, a cap on the
-size of files written (``RLIMIT_FSIZE``), no core dumps, and a cap on captured output.
+the whole process group is killed), ``RLIMIT_DATA`` from ``Limits.memory_mb`` (private
+writable memory, heap and anonymous maps; not ``RLIMIT_AS``, which counts reserved address
+space and so breaks WebAssembly in Node, whose memories reserve gigabytes they never touch),
+a cap on the size of files written (``RLIMIT_FSIZE``), no core dumps, and a cap on captured
+output.
 
 Environment layout (``<cache_dir>/local-envs/<digest>/``, or ``Settings.local_envs``)::
 
@@ -56,13 +59,13 @@ TAIL_LINES = 40
 
 
 def _set_rlimits(memory_mb: int | None) -> None:
-    """In the child, before exec: memory (address space), file size and core limits.
+    """In the child, before exec: memory (private writable data), file size and core limits.
 
     Runs as ``preexec_fn``, so it only calls get/setrlimit (no locks, no imports).
     """
     wanted = [(resource.RLIMIT_FSIZE, FSIZE_CAP), (resource.RLIMIT_CORE, 0)]
     if memory_mb:
-        wanted.append((resource.RLIMIT_AS, memory_mb * 1024 * 1024))
+        wanted.append((resource.RLIMIT_DATA, memory_mb * 1024 * 1024))
     for which, value in wanted:
         _soft, hard = resource.getrlimit(which)
         if hard != resource.RLIM_INFINITY:
