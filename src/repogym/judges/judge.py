@@ -477,7 +477,7 @@ class Judge:
             # whose test files are not where its configuration looks, e.g. a ``test.py``
             # before ``python_files`` named it): never a no-op
             raise _Reject(Status.reject, kind.code("no_tests"),
-                          f"the {state} state collects no test (pytest exit {run.exit_code}): "
+                          f"the {state} state collects no test (runner exit {run.exit_code}): "
                           "its test files are not where its configuration looks for them")
         if run.all_errored() and (kind is Reason.env_mismatch or not with_gold):
             # a mined fix whose tests all error before it is not judged either: at an old

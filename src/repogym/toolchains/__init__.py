@@ -1,7 +1,8 @@
 """Per-language knowledge. Importing this package registers the built-in toolchains."""
 
 from repogym.toolchains.base import TOOLCHAINS, Toolchain, detect_toolchain, toolchain_for
+from repogym.toolchains.go import GoToolchain
 from repogym.toolchains.javascript import JavaScriptToolchain
 from repogym.toolchains.python import PythonToolchain
 
-__all__ = ["TOOLCHAINS", "Toolchain", "JavaScriptToolchain", "PythonToolchain", "detect_toolchain", "toolchain_for"]
+__all__ = ["TOOLCHAINS", "Toolchain", "GoToolchain", "JavaScriptToolchain", "PythonToolchain", "detect_toolchain", "toolchain_for"]

@@ -1,0 +1,194 @@
+"""Go: modules (and repositories from before modules), tested with ``go test``.
+
+Environment: the Go layer (:mod:`~repogym.toolchains.go.layer`) over the base image; the
+module's dependencies downloaded through the host's ``GOPROXY`` into the environment's
+module cache, and every package and test binary built once so that runs start from a warm
+build cache (:mod:`~repogym.toolchains.go.project`). Runs never reach the network
+(``GOPROXY=off``).
+
+A run builds each package's test binary, then runs it with ``-test.v=test2json``
+(:mod:`~repogym.toolchains.go.script`) and reads the events back, checked against each
+binary's exit status (:mod:`~repogym.toolchains.go.report`).
+
+Test ids are ``<test file>::<Test>[/<subtest>...]``: the file that declares the top-level
+test function, then the name ``go test`` prints. The package is the file's folder; the
+file is what protection, statements and exports need, and a Go test name alone does not
+say where it lives.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from pathlib import Path, PurePosixPath
+from typing import Collection, Sequence
+
+from repogym.errors import NoTestsError
+from repogym.layout import SCRATCH
+from repogym.sandboxes.base import Sandbox
+from repogym.schemas.records import Checkout, EnvSpec, Outcome, TestRun, TimeLimits
+from repogym.toolchains.base import TOOLCHAINS, RunPlugin, Toolchain
+from repogym.toolchains.go import files
+from repogym.toolchains.go.layer import go_layer
+from repogym.toolchains.go.project import GoProject
+from repogym.toolchains.go.report import parse_events
+from repogym.toolchains.go.script import GoRun
+from repogym.toolchains.runs import exec_or_lost, salvaged, text_or_none
+
+RECIPE_VERSION = "go-1"
+MIN_BINARY_TIMEOUT = 10.0  # a test binary's -test.timeout is never below this (start-up)
+
+
+class GoToolchain(Toolchain):
+    """Go modules, tested with ``go test``."""
+
+    language = "go"
+    source_suffixes = files.SOURCE_SUFFIXES
+
+    def detect(self, repo: Path) -> bool:
+        return GoProject.read(repo) is not None
+
+    def evidence(self, repo: Path) -> int:
+        from repogym.toolchains.go.project import _tracked
+
+        return sum(1 for p in _tracked(repo) if p.endswith("_test.go"))
+
+    def is_test_file(self, path: str) -> bool:
+        return files.is_test_file(path)
+
+    def is_protected(self, path: str, *, added: bool = False) -> bool:
+        return files.is_test_file(path) or files.is_runner_file(path)
+
+    def is_runtime_source(self, path: str) -> bool:
+        p = PurePosixPath(path)
+        return super().is_runtime_source(path) and "vendor" not in p.parts[:-1]
+
+    def env_spec(self, checkout: Checkout, base_image: str) -> EnvSpec:
+        project = GoProject.read(checkout.path)
+        if project is None:
+            raise NoTestsError(f"{checkout.name}: no Go test file (*_test.go) is tracked")
+        return EnvSpec(repo=checkout.name, commit=checkout.commit, base_image=base_image,
+                       toolchain="go", install_steps=tuple(project.install_steps()),
+                       recipe_version=RECIPE_VERSION, layer=go_layer())
+
+    def run_tests(
+        self, sandbox: Sandbox, *, timeout: float, select: Sequence[str] | None = None,
+        plugins: Sequence[RunPlugin] = (), limits: TimeLimits | None = None,
+        exclude: Sequence[str] = (), allowed_changes: Collection[str] | None = (),
+        check_runner: bool = True, exitfirst: bool = False, collect: Sequence[str] = (),
+    ) -> TestRun:
+        declared = self._declared(sandbox)
+        run = plan(select, exclude, limits, nonce=secrets.token_hex(16),
+                   scratch=f"{SCRATCH}/repogym-go-{secrets.token_hex(6)}",
+                   failfast=exitfirst, collect=collect)
+        script_path = f"{SCRATCH}/repogym-go-run-{secrets.token_hex(8)}.sh"
+        sandbox.write_file(script_path, run.script())
+        result, lost = exec_or_lost(sandbox, run.command(script_path), timeout=timeout,
+                                    env={})
+        report = salvaged(sandbox, run.report, lost)
+        logs = self._build_logs(sandbox, report, run, lost)
+        parsed = parse_events(
+            report, nonce=run.nonce, build_logs=logs,
+            test_id=lambda folder, name: id_of(declared, folder, name),
+            exit_code=result.exit_code, duration=result.duration,
+            timed_out=result.timed_out, log_tail=(result.stdout + result.stderr)[-4000:],
+            expected=_by_folder(select or ()))
+        if not lost:
+            sandbox.exec(["rm", "-rf", run.scratch], timeout=30)
+        if select is not None:
+            wanted = set(select)
+            parsed = parsed.model_copy(update={"results": {
+                t: r for t, r in parsed.results.items()
+                if t in wanted or r.outcome is not Outcome.skipped}})
+        return parsed.model_copy(update={"sandbox_lost": lost})
+
+    def _declared(self, sandbox: Sandbox) -> dict[tuple[str, str], str]:
+        """(folder, top-level test) -> the test file declaring it, in the work tree now."""
+        listed = sandbox.exec(["git", "ls-files", "-z", "-co", "--exclude-standard",
+                               "*_test.go"], timeout=60)
+        out: dict[tuple[str, str], str] = {}
+        for path in sorted(p for p in listed.stdout.split("\0") if p.endswith("_test.go")):
+            text = text_or_none(sandbox, path) or ""
+            folder = str(PurePosixPath(path).parent)
+            for name in files.test_functions(text):
+                out.setdefault((folder, name), path)
+        return out
+
+    def _build_logs(self, sandbox: Sandbox, report: str, run: GoRun,
+                    lost: str) -> dict[str, str]:
+        """The build output of every package whose test binary did not build."""
+        logs: dict[str, str] = {}
+        failed = set(re.findall(r'"Action":"repogym-build","Nonce":"[0-9a-f]+","Package":'
+                                r'"([^"]+)"', report))
+        for m in re.finditer(r'"Action":"repogym-package","Nonce":"[0-9a-f]+","Package":'
+                             r'"([^"]+)","Dir":"[^"]*","Index":(\d+)', report):
+            if m.group(1) in failed:
+                logs[m.group(1)] = salvaged(sandbox, run.build_log(int(m.group(2))), lost)
+        return logs
+
+
+def id_of(declared: dict[tuple[str, str], str], folder: str, name: str) -> str:
+    """``<file>::<name>``: the file declaring ``name``'s top-level test in ``folder``."""
+    top = name.split("/", 1)[0]
+    path = declared.get((folder, top))
+    if path is None:  # a test the files do not show (generated, or a method value)
+        path = f"{folder}/_test.go" if folder != "." else "_test.go"
+    return f"{path}::{name}"
+
+
+def _by_folder(tests: Sequence[str]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for test in tests:
+        out.setdefault(split_id(test)[0], []).append(test)
+    return out
+
+
+def split_id(test: str) -> tuple[str, str, str]:
+    """(folder, top-level test, full name) of a test id."""
+    path, _, name = test.partition("::")
+    folder = str(PurePosixPath(path).parent)
+    return folder, name.split("/", 1)[0], name
+
+
+def plan(select: Sequence[str] | None, exclude: Sequence[str], limits: TimeLimits | None,
+         *, nonce: str, scratch: str, failfast: bool = False,
+         collect: Sequence[str] = ()) -> GoRun:
+    """The run for ``select`` (None: every test): the folders to test, their ``-run`` and
+    ``-skip`` patterns (by top-level test: ``go test`` cannot pick subtests of several
+    parents at once, so the parent runs whole and the others are dropped from the
+    results) and each binary's time limit."""
+    run_names: dict[str, set[str]] = {}
+    for test in select or ():
+        folder, top, _ = split_id(test)
+        run_names.setdefault(folder, set()).add(top)
+    skip_names: dict[str, set[str]] = {}
+    for test in exclude:
+        folder, top, name = split_id(test)
+        if name == top:
+            skip_names.setdefault(folder, set()).add(top)
+    dirs: tuple[str, ...] | None = None
+    if select is not None:
+        extra = {str(PurePosixPath(p).parent) for p in collect}
+        dirs = tuple(sorted(set(run_names) | extra))
+    default = limits.run if limits else 600.0
+    timeouts: dict[str, float] = {}
+    if limits is not None and limits.default is not None and select is not None:
+        for test in select:
+            folder = split_id(test)[0]
+            timeouts[folder] = timeouts.get(folder, 0.0) + limits.tests.get(test, limits.default)
+        timeouts = {k: min(default, max(MIN_BINARY_TIMEOUT, v + limits.grace))
+                    for k, v in timeouts.items()}
+    return GoRun(scratch=scratch, nonce=nonce, dirs=dirs,
+                 run={k: _alternation(v) for k, v in run_names.items()},
+                 skip={k: _alternation(v) for k, v in skip_names.items()},
+                 timeouts=timeouts, default_timeout=max(MIN_BINARY_TIMEOUT, default),
+                 failfast=failfast)
+
+
+def _alternation(names: set[str]) -> str:
+    return "^(" + "|".join(re.escape(n) for n in sorted(names)) + ")$"
+
+
+TOOLCHAINS.register("go")(GoToolchain)
+
+__all__ = ["GoToolchain", "id_of", "plan", "split_id"]

@@ -1,0 +1,151 @@
+"""The Go toolchain's pure parts: test files and protection, module paths of module-less
+repositories, run plans, and reading test2json events against the binaries' exit codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+from repogym.schemas.records import Outcome, TimeLimits
+from repogym.toolchains import GoToolchain, detect_toolchain
+from repogym.toolchains.go import id_of, plan, split_id
+from repogym.toolchains.go.project import GoProject
+from repogym.toolchains.go.report import parse_events
+from tests.conftest import commit_files
+
+N = "ab" * 16
+
+
+def marker(action: str, nonce: str = N, **fields: object) -> str:
+    return json.dumps({"Action": f"repogym-{action}", "Nonce": nonce, **fields})
+
+
+def event(action: str, test: str | None = None, pkg: str = "example.com/m",
+          **fields: object) -> str:
+    body: dict[str, object] = {"Action": action, "Package": pkg, **fields}
+    if test:
+        body["Test"] = test
+    return json.dumps(body)
+
+
+def read(lines: list[str], **kw: object):
+    declared = {(".", "TestA"): "a_test.go", (".", "TestB"): "b_test.go"}
+    return parse_events("\n".join(lines), nonce=N, build_logs=kw.pop("logs", {}),  # type: ignore[arg-type]
+                        test_id=lambda folder, name: id_of(declared, folder, name),
+                        exit_code=0, duration=1.0, timed_out=False, **kw)  # type: ignore[arg-type]
+
+
+def section(*events: str, status: int = 0) -> list[str]:
+    return [marker("package", Package="example.com/m", Dir=".", Index=1), *events,
+            marker("end", Package="example.com/m", Status=status)]
+
+
+def test_files_and_protection() -> None:
+    tc = GoToolchain()
+    assert tc.is_test_file("x_test.go") and tc.is_test_file("pkg/testdata/in.txt")
+    assert not tc.is_test_file("x.go")
+    assert tc.is_runtime_source("pkg/x.go") and not tc.is_runtime_source("x_test.go")
+    assert not tc.is_runtime_source("vendor/a/b.go") and not tc.is_runtime_source("docs/x.go")
+    for path in ("go.mod", "go.sum", "go.work", "sub/go.work.sum", "vendor/modules.txt",
+                 "a_test.go"):
+        assert tc.is_protected(path), path
+    assert not tc.is_protected("a.go")
+
+
+def test_ids_name_the_declaring_file_and_round_trip() -> None:
+    declared = {("pkg", "TestX"): "pkg/x_test.go"}
+    tid = id_of(declared, "pkg", "TestX/case_1")
+    assert tid == "pkg/x_test.go::TestX/case_1"
+    assert split_id(tid) == ("pkg", "TestX", "TestX/case_1")
+    assert GoToolchain().test_file(tid) == "pkg/x_test.go"
+    assert split_id("a_test.go::TestA") == (".", "TestA", "TestA")
+
+
+def test_plan_selects_top_level_tests_per_folder_with_time_limits() -> None:
+    limits = TimeLimits(default=2.0, tests={"pkg/x_test.go::TestSlow": 30.0}, run=100.0)
+    run = plan(["a_test.go::TestA/sub", "pkg/x_test.go::TestSlow", "pkg/y_test.go::TestY"],
+               ["pkg/x_test.go::TestGone"], limits, nonce=N, scratch="/var/tmp/s")
+    assert run.dirs == (".", "pkg")
+    assert run.run == {".": "^(TestA)$", "pkg": "^(TestSlow|TestY)$"}
+    assert run.skip == {"pkg": "^(TestGone)$"}
+    assert run.timeouts == {".": 10.0, "pkg": 33.0}  # floor 10 s; 30 + 2 + grace 1
+    everything = plan(None, (), None, nonce=N, scratch="/var/tmp/s")
+    assert everything.dirs is None and "./..." in everything.script()
+    assert N in everything.script() and N not in everything.command("/var/tmp/run.sh")
+
+
+def test_events_become_outcomes_with_messages() -> None:
+    run = read(section(
+        event("run", "TestA"), event("output", "TestA", Output="=== RUN   TestA\n"),
+        event("output", "TestA", Output="    a_test.go:9: got 1, want 2\n"),
+        event("fail", "TestA", Elapsed=0.5), event("run", "TestB"), event("run", "TestB/x"),
+        event("pass", "TestB/x"), event("skip", "TestB"), status=1) + [marker("done")])
+    assert run.trusted, run.problems
+    assert {t: r.outcome for t, r in run.results.items()} == {
+        "a_test.go::TestA": Outcome.failed, "b_test.go::TestB/x": Outcome.passed,
+        "b_test.go::TestB": Outcome.skipped}
+    assert run.results["a_test.go::TestA"].message == "a_test.go:9: got 1, want 2"
+    assert run.results["a_test.go::TestA"].duration == 0.5
+
+
+def test_a_forged_pass_never_hides_a_failure_and_exit_codes_are_checked() -> None:
+    forged = read(section(event("run", "TestA"), event("fail", "TestA"),
+                          event("pass", "TestA"), status=1) + [marker("done")])
+    assert forged.outcome("a_test.go::TestA") is Outcome.failed and forged.trusted
+    exited_zero = read(section(event("run", "TestA"), event("fail", "TestA"), status=0)
+                       + [marker("done")])
+    assert not exited_zero.trusted and "exited 0" in exited_zero.problems[0]
+    silent = read(section(event("run", "TestA"), event("pass", "TestA"), status=3)
+                  + [marker("done")])
+    assert not silent.trusted and "exited 3" in silent.problems[0]
+    wrong_nonce = read(section(event("run", "TestA"), event("pass", "TestA"))
+                       + [marker("done", nonce="cd" * 16)])
+    assert not wrong_nonce.finished and wrong_nonce.problems
+
+
+def test_a_test_left_running_when_its_binary_died_fails_and_is_named() -> None:
+    run = read(section(event("run", "TestA"), event("pass", "TestA"), event("run", "TestB"),
+                       event("output", None, Output="panic: test timed out after 10s\n"),
+                       status=2) + [marker("done")])
+    assert run.died_in == "b_test.go::TestB"
+    result = run.results["b_test.go::TestB"]
+    assert result.outcome is Outcome.failed and result.timed_out
+    assert "timed out" in result.message
+
+
+def test_a_package_that_does_not_build_errors_its_asked_tests() -> None:
+    lines = [marker("package", Package="example.com/m", Dir=".", Index=1),
+             marker("build", Package="example.com/m", Status=1), marker("done")]
+    run = read(lines, logs={"example.com/m": "./a_test.go:5:2: undefined: NewThing\n"},
+               expected={".": ["a_test.go::TestA"]})
+    assert run.outcome("a_test.go::TestA") is Outcome.error
+    assert "undefined: NewThing" in run.results["a_test.go::TestA"].message
+    assert run.collection_errors and run.finished
+
+
+def test_module_less_repositories_get_the_import_path_their_files_use(tmp_path) -> None:
+    commit_files(tmp_path / "errors", {
+        "errors.go": 'package errors // import "github.com/pkg/errors"\n',
+        "errors_test.go": "package errors\n"})
+    project = GoProject.read(tmp_path / "errors")
+    assert project is not None and not project.declared
+    assert project.module == "github.com/pkg/errors"
+    assert any("go mod init github.com/pkg/errors" in s for s in project.install_steps())
+    commit_files(tmp_path / "kballard_go-shellquote", {
+        "quote.go": "package shellquote\n", "quote_test.go": "package shellquote\n",
+        "README": 'PACKAGE\n\n    import "github.com/kballard/go-shellquote"\n'})
+    assert GoProject.read(tmp_path / "kballard_go-shellquote").module == \
+        "github.com/kballard/go-shellquote"  # type: ignore[union-attr]
+
+
+def test_detection_prefers_the_language_with_the_tests(tmp_path) -> None:
+    commit_files(tmp_path / "m", {"go.mod": "module example.com/m\n\ngo 1.22\n",
+                                  "m.go": "package m\n", "m_test.go": "package m\n",
+                                  "a_test.go": "package m\n"})
+    assert isinstance(detect_toolchain(tmp_path / "m"), GoToolchain)
+    commit_files(tmp_path / "lib", {"go.mod": "module example.com/lib\n", "lib.go": "package lib\n"})
+    assert GoProject.read(tmp_path / "lib") is None
+    assert subprocess.run(["git", "-C", str(tmp_path / "m"), "status", "--short"],
+                          capture_output=True, text=True).stdout == ""
+
+
