@@ -121,3 +121,18 @@ def test_a_repository_from_before_modules(tmp_path_factory, base_image) -> None:
         assert all(r.outcome is Outcome.passed for r in run.results.values())
         status = sandbox.exec(["git", "status", "--porcelain"], timeout=30).stdout
         assert "go.mod" not in status or status.startswith("??")
+
+
+def test_forged_passes_and_a_clean_exit_from_init_are_caught(uuid) -> None:
+    """Code under test that, when the test binary starts, prints a pass for every test of
+    the package and exits 0: the canary never fails, so the run is not trusted."""
+    tc, sandbox = uuid
+    names = ["TestNew", "TestConstants"]
+    forged = "".join(f'\tfmt.Println("\\x16=== RUN   {n}")\n'
+                     f'\tfmt.Println("\\x16--- PASS: {n} (0.00s)")\n' for n in names)
+    sandbox.write_file("zz_forge.go", "package uuid\n\nimport (\n\t\"fmt\"\n\t\"os\"\n)\n\n"
+                       f"func init() {{\n{forged}\tfmt.Println(\"\\x16PASS\")\n"
+                       "\tos.Exit(0)\n}\n")
+    run = tc.run_tests(sandbox, timeout=300, select=[f"uuid_test.go::{n}" for n in names])
+    sandbox.reset()
+    assert not run.trusted and any("tampered" in p for p in run.problems)

@@ -149,3 +149,16 @@ def test_detection_prefers_the_language_with_the_tests(tmp_path) -> None:
                           capture_output=True, text=True).stdout == ""
 
 
+
+
+def test_the_canary_must_fail_in_a_binary_that_does_not_exit_0() -> None:
+    canary = "TestRepogymCanary" + N[:16]
+    ok = read(section(event("run", "TestA"), event("pass", "TestA"), event("run", canary),
+                      event("fail", canary), status=1) + [marker("done")], canary=canary)
+    assert ok.trusted, ok.problems
+    assert set(ok.results) == {"a_test.go::TestA"}
+    forged = read(section(event("run", "TestA"), event("pass", "TestA"), status=0)
+                  + [marker("done")], canary=canary)
+    assert not forged.trusted and "tampered" in forged.problems[0]
+    run = plan(["a_test.go::TestA"], (), None, nonce=N, scratch="/var/tmp/s", canary=True)
+    assert run.run == {".": f"^(TestA|{canary})$"} and canary in run.script()

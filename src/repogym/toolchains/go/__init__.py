@@ -80,7 +80,8 @@ class GoToolchain(Toolchain):
         declared = self._declared(sandbox)
         run = plan(select, exclude, limits, nonce=secrets.token_hex(16),
                    scratch=f"{SCRATCH}/repogym-go-{secrets.token_hex(6)}",
-                   failfast=exitfirst, collect=collect)
+                   failfast=exitfirst and not check_runner, collect=collect,
+                   canary=check_runner)
         script_path = f"{SCRATCH}/repogym-go-run-{secrets.token_hex(8)}.sh"
         sandbox.write_file(script_path, run.script())
         result, lost = exec_or_lost(sandbox, run.command(script_path), timeout=timeout,
@@ -92,7 +93,8 @@ class GoToolchain(Toolchain):
             test_id=lambda folder, name: id_of(declared, folder, name),
             exit_code=result.exit_code, duration=result.duration,
             timed_out=result.timed_out, log_tail=(result.stdout + result.stderr)[-4000:],
-            expected=_by_folder(select or ()))
+            expected=_by_folder(select or ()),
+            canary=run.canary_name if run.canary else None)
         if not lost:
             sandbox.exec(["rm", "-rf", run.scratch], timeout=30)
         if select is not None:
@@ -152,7 +154,7 @@ def split_id(test: str) -> tuple[str, str, str]:
 
 def plan(select: Sequence[str] | None, exclude: Sequence[str], limits: TimeLimits | None,
          *, nonce: str, scratch: str, failfast: bool = False,
-         collect: Sequence[str] = ()) -> GoRun:
+         collect: Sequence[str] = (), canary: bool = False) -> GoRun:
     """The run for ``select`` (None: every test): the folders to test, their ``-run`` and
     ``-skip`` patterns (by top-level test: ``go test`` cannot pick subtests of several
     parents at once, so the parent runs whole and the others are dropped from the
@@ -178,7 +180,10 @@ def plan(select: Sequence[str] | None, exclude: Sequence[str], limits: TimeLimit
             timeouts[folder] = timeouts.get(folder, 0.0) + limits.tests.get(test, limits.default)
         timeouts = {k: min(default, max(MIN_BINARY_TIMEOUT, v + limits.grace))
                     for k, v in timeouts.items()}
-    return GoRun(scratch=scratch, nonce=nonce, dirs=dirs,
+    if canary:  # the canary runs beside the selected tests
+        for names in run_names.values():
+            names.add(GoRun(scratch=scratch, nonce=nonce).canary_name)
+    return GoRun(scratch=scratch, nonce=nonce, dirs=dirs, canary=canary,
                  run={k: _alternation(v) for k, v in run_names.items()},
                  skip={k: _alternation(v) for k, v in skip_names.items()},
                  timeouts=timeouts, default_timeout=max(MIN_BINARY_TIMEOUT, default),

@@ -49,11 +49,14 @@ class _Package:
 def parse_events(text: str, *, nonce: str, test_id: Callable[[str, str], str],
                  build_logs: dict[str, str], exit_code: int, duration: float,
                  timed_out: bool, log_tail: str = "",
-                 expected: Mapping[str, Sequence[str]] | None = None) -> TestRun:
+                 expected: Mapping[str, Sequence[str]] | None = None,
+                 canary: str | None = None) -> TestRun:
     """The run as its events say. ``test_id(dir, name)`` names a test of the package in
     ``dir`` (``name``: ``TestX/sub``); ``build_logs``: a package's build output when its
     test binary did not build; ``expected``: per folder, the tests the run was asked for
-    (those of a package that did not build are errors, with its build output)."""
+    (those of a package that did not build are errors, with its build output);
+    ``canary``: the test planted in every package that must fail (see
+    :attr:`~repogym.toolchains.go.script.GoRun.canary_name`)."""
     packages: dict[str, _Package] = {}
     problems: list[str] = []
     done = False
@@ -84,6 +87,8 @@ def parse_events(text: str, *, nonce: str, test_id: Callable[[str, str], str],
                                           message=_message(log.splitlines(keepends=True)))
             continue
         problems += _mismatch(pkg)
+        if canary is not None:
+            problems += _canary_problems(pkg, canary)
         for name, outcome in pkg.outcomes.items():
             tid = test_id(pkg.dir, name)
             results[tid] = TestResult(nodeid=tid, outcome=outcome,
@@ -154,6 +159,20 @@ def _mismatch(pkg: _Package) -> list[str]:
         return [f"{pkg.dir}: failing tests reported by a test binary that exited 0"]
     if pkg.status != 0 and not failed:
         return [f"{pkg.dir}: the test binary exited {pkg.status} with no failing test"]
+    return []
+
+
+def _canary_problems(pkg: _Package, canary: str) -> list[str]:
+    """The canary must have failed, in a binary that did not exit 0 (unless the binary died
+    in a test before it); it is taken out of the results either way."""
+    outcome = pkg.outcomes.pop(canary, None)
+    if canary in pkg.started:
+        pkg.started.remove(canary)
+    if pkg.status is None or (pkg.died() and outcome is None):
+        return []
+    if outcome is not Outcome.failed or pkg.status == 0:
+        return [f"{pkg.dir}: tampered: the test binary's own failing check "
+                f"{'passed' if outcome else 'never reported'} (exit {pkg.status})"]
     return []
 
 

@@ -36,6 +36,16 @@ class GoRun:
     timeouts: dict[str, float] = field(default_factory=dict)
     default_timeout: float = 600.0
     failfast: bool = False
+    canary: bool = False  # plant a failing test in each package (see canary_name)
+
+    @property
+    def canary_name(self) -> str:
+        """The test planted in each package's test binary when ``canary``: it must fail.
+        Its file is there while the binary builds and gone before it runs, so code under
+        test that prints a whole run of forged passes and exits cleanly cannot name it:
+        a binary that exits 0, or whose events lack the canary's failure, was tampered
+        with."""
+        return f"TestRepogymCanary{self.nonce[:16]}"
 
     @property
     def report(self) -> str:
@@ -61,14 +71,18 @@ class GoRun:
             _assoc("RUN", self.run), _assoc("SKIP", self.skip),
             _assoc("TMO", {k: f"{v:.0f}s" for k, v in self.timeouts.items()}),
             f"go list -e -f '{{{{if or .TestGoFiles .XTestGoFiles}}}}{{{{.ImportPath}}}}"
-            f"{{{{\"\\t\"}}}}{{{{.Dir}}}}{{{{end}}}}' {patterns} > \"$S/pkgs\" 2> \"$S/list.log\"",
+            f"{{{{\"\\t\"}}}}{{{{.Dir}}}}{{{{\"\\t\"}}}}{{{{.Name}}}}{{{{end}}}}' {patterns} "
+            '> "$S/pkgs" 2> "$S/list.log"',
             "i=0",
-            "while IFS=$'\\t' read -r pkg dir; do",
+            "while IFS=$'\\t' read -r pkg dir name; do",
             '  [ -n "$pkg" ] || continue',
             '  i=$((i+1)); rel=${dir#"$PWD"}; rel=${rel#/}; [ -n "$rel" ] || rel=.',
             "  printf '{\"Action\":\"repogym-package\",\"Nonce\":\"%s\",\"Package\":\"%s\","
             "\"Dir\":\"%s\",\"Index\":%d}\\n' \"$N\" \"$pkg\" \"$rel\" \"$i\" >> \"$R\"",
-            '  if ! go test -c -o "$S/bin/$i.test" "$pkg" > "$S/build-$i.log" 2>&1; then',
+            *self._plant(),
+            '  go test -c -o "$S/bin/$i.test" "$pkg" > "$S/build-$i.log" 2>&1; built=$?',
+            *(['  rm -f "$canary"'] if self.canary else []),
+            '  if [ "$built" != 0 ]; then',
             "    printf '{\"Action\":\"repogym-build\",\"Nonce\":\"%s\",\"Package\":\"%s\","
             "\"Status\":1}\\n' \"$N\" \"$pkg\" >> \"$R\"; continue",
             "  fi",
@@ -88,6 +102,16 @@ class GoRun:
             "printf '{\"Action\":\"repogym-done\",\"Nonce\":\"%s\"}\\n' \"$N\" >> \"$R\"",
         ]
         return "\n".join(lines) + "\n"
+
+    def _plant(self) -> list[str]:
+        """The canary's file in the package's folder, for the build only."""
+        if not self.canary:
+            return []
+        body = (r'package %s\n\nimport "testing"\n\n'
+                f"func {self.canary_name}(t *testing.T) {{ t.Fatal(\"repogym canary\") }}"
+                r"\n")
+        return [f'  canary="$dir/zz_repogym_{self.nonce[:12]}_test.go"',
+                f"  printf '{body}' \"$name\" > \"$canary\""]
 
     def command(self, script_path: str) -> str:
         """The exec's command: the script read into memory and removed, then run."""
