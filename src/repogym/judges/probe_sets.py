@@ -46,7 +46,9 @@ VERIFIER_SOURCES = (
     ("repogym.toolchains", "python.py"), ("repogym.toolchains", "pytest_report.py"),
     ("repogym.toolchains", "resume.py"), ("repogym.toolchains.plugins", "repogym_report.py"),
     ("repogym.toolchains.plugins", "repogym_launch.py"),
-    ("repogym.judges", "probes_js.py"),
+    ("repogym.judges", "probes_js.py"), ("repogym.judges", "probes_go.py"),
+    *(("repogym.toolchains.go", name) for name in (
+        "__init__.py", "report.py", "script.py", "files.py")),
     *(("repogym.toolchains.javascript", name) for name in (
         "__init__.py", "report.py", "runners.py", "canary.py", "tap.py", "placed.py",
         "files.py")),

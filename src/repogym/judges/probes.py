@@ -79,6 +79,9 @@ class Probe(ABC):
 
     name: ClassVar[str]
     languages: ClassVar[frozenset[str]] = frozenset({"python"})
+    # files besides the tests and the code under test that its patch reads (Python's:
+    # PROBED_FILES, the runner's configuration and start-up hooks)
+    reads: ClassVar[tuple[str, ...]] = ()
 
     @abstractmethod
     def patch(self, ctx: ProbeContext) -> str | None:
@@ -471,7 +474,8 @@ def context_in(sandbox: Sandbox, spec: GradingSpec, source_files: Sequence[str])
         raise SandboxError(f"{spec.instance_id}: the task's patches do not apply")
     toolchain = toolchain_for(spec.language)
     tests = {toolchain.test_file(t) for t in spec.FAIL_TO_PASS}
-    probed = PROBED_FILES if spec.language == "python" else ("package.json", ".gitignore")
+    probed = sorted({path for name in probes_for(spec.language)
+                     for path in PROBES.get(name).reads or PROBED_FILES})
     files: dict[str, str | None] = {}
     for path in (*probed, *source_files, *sorted(tests)):
         try:
@@ -505,4 +509,4 @@ def probe_patches(ctx: ProbeContext, names: Sequence[str] | None = None) -> dict
     return out
 
 
-from repogym.judges import probes_js  # noqa: E402,F401 - registers the JavaScript probes
+from repogym.judges import probes_go, probes_js  # noqa: E402,F401 - register theirs

@@ -36,6 +36,7 @@ _TEST_CALL = re.compile(r"\b(it|test)\s*\(")
 
 class _JsProbe(Probe):
     languages: ClassVar[frozenset[str]] = JS
+    reads: ClassVar[tuple[str, ...]] = ("package.json", ".gitignore")
 
 
 def _prepend_js(ctx: ProbeContext, code: str) -> str | None:
