@@ -15,7 +15,8 @@ from repogym.toolchains import TOOLCHAINS
 
 REPOS = Path(__file__).resolve().parents[2] / "shared" / "repos"
 # one real repository per language, with a quick suite
-SUBJECTS = {"python": "un33k+python-slugify", "javascript": "jshttp+mime-types"}
+SUBJECTS = {"python": "un33k+python-slugify", "javascript": "jshttp+mime-types",
+            "go": "google+uuid"}
 
 
 def test_every_registered_language_has_a_subject() -> None:

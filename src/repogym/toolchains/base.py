@@ -140,6 +140,14 @@ class Toolchain(ABC):
                 and p.name not in self.not_runtime_names
                 and not NOT_RUNTIME_DIRS.intersection(p.parts[:-1]))
 
+    def qualified_name(self, path: str, function: str | None) -> str:
+        """How a user of the language names ``function`` of the repo-relative ``path`` (the
+        module when ``function`` is None): dotted with its module by default
+        (``geo.shapes.area`` for ``src/geo/shapes.py``)."""
+        module = str(PurePosixPath(path).with_suffix("")).removesuffix("/__init__")
+        module = module.replace("/", ".").removeprefix("src.").removeprefix("lib.")
+        return f"{module}.{function}" if function else module
+
     def is_protected(self, path: str, *, added: bool = False) -> bool:
         """True when a graded patch may not change the repo-relative ``path`` (``added``:
         the patch creates it): test code, and whatever decides how the tests run (runner

@@ -203,14 +203,14 @@ def _other_sentence(o: Observed, c: str) -> str | None:
 
 
 def _subject(cand: Candidate) -> str:
-    """The changed function, dotted with its module (``geo.shapes.area``), else the module."""
-    func = cand.provenance.get("function")
+    """The changed function as its language names it (``geo.shapes.area`` in Python), else
+    its module."""
+    from repogym.toolchains import toolchain_for
+
     path = cand.files[0] if cand.files else ""
-    module = path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
-    module = module.removeprefix("src.").removeprefix("lib.")
-    if func and module:
-        return f"{module}.{func}"
-    return module or "the library"
+    if not path:
+        return "the library"
+    return toolchain_for(cand.language).qualified_name(path, cand.provenance.get("function"))
 
 
 def _group(observed: Iterable[Observed]) -> dict[str, list[Observed]]:

@@ -59,6 +59,15 @@ class GoToolchain(Toolchain):
     def is_protected(self, path: str, *, added: bool = False) -> bool:
         return files.is_test_file(path) or files.is_runner_file(path)
 
+    def qualified_name(self, path: str, function: str | None) -> str:
+        """``Parse`` for a function of the module's root package, ``pkg.Parse`` for one of
+        the package in folder ``.../pkg`` (``Type.Method`` for a method); the file when
+        there is no function."""
+        if not function:
+            return path
+        folder = PurePosixPath(path).parent
+        return function if str(folder) == "." else f"{folder.name}.{function}"
+
     def is_runtime_source(self, path: str) -> bool:
         p = PurePosixPath(path)
         return super().is_runtime_source(path) and "vendor" not in p.parts[:-1]
