@@ -136,3 +136,14 @@ def test_forged_passes_and_a_clean_exit_from_init_are_caught(uuid) -> None:
     run = tc.run_tests(sandbox, timeout=300, select=[f"uuid_test.go::{n}" for n in names])
     sandbox.reset()
     assert not run.trusted and any("tampered" in p for p in run.problems)
+
+
+def test_per_test_coverage(uuid) -> None:
+    tc, sandbox = uuid
+    cov = tc.coverage(sandbox, timeout=600, select=["uuid_test.go::TestNew",
+                                                    "json_test.go::TestJSONUnmarshal/empty"])
+    assert cov is not None
+    lines = cov.files["version4.go"]
+    assert any("uuid_test.go::TestNew" in tests for tests in lines.values())
+    assert "json_test.go::TestJSONUnmarshal/empty" in cov.tests_in_files(["marshal.go"])
+    assert "version7.go" not in cov.files  # neither test makes a version 7 UUID

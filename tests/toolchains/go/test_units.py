@@ -162,3 +162,28 @@ def test_the_canary_must_fail_in_a_binary_that_does_not_exit_0() -> None:
     assert not forged.trusted and "tampered" in forged.problems[0]
     run = plan(["a_test.go::TestA"], (), None, nonce=N, scratch="/var/tmp/s", canary=True)
     assert run.run == {".": f"^(TestA|{canary})$"} and canary in run.script()
+
+
+def test_coverage_profiles_map_lines_to_each_test_and_its_subtests() -> None:
+    from repogym.toolchains.go.coverage import HEADER, parse_cover
+
+    declared = {(".", "TestA"): "a_test.go", ("sub", "TestS"): "sub/s_test.go"}
+    text = "\n".join([
+        f"{HEADER} module example.com/m",
+        f"{HEADER} test . TestA",
+        json.dumps({"Action": "run", "Test": "TestA"}),
+        json.dumps({"Action": "run", "Test": "TestA/case"}),
+        "example.com/m/a.go:3.20,5.2 2 1",
+        "example.com/other/x.go:1.1,2.2 1 1",  # another module's code: not the project's
+        f"{HEADER} test sub TestS",
+        json.dumps({"Action": "run", "Test": "TestS"}),
+        "example.com/m/a.go:5.1,5.9 1 1",
+        "example.com/m/sub/s.go:10.1,10.9 1 0",  # not executed
+    ])
+    cov = parse_cover(text, lambda folder, name: id_of(declared, folder, name))
+    assert cov is not None
+    assert cov.files == {"a.go": {3: ("a_test.go::TestA", "a_test.go::TestA/case"),
+                                  4: ("a_test.go::TestA", "a_test.go::TestA/case"),
+                                  5: ("a_test.go::TestA", "a_test.go::TestA/case",
+                                      "sub/s_test.go::TestS")}}
+    assert parse_cover(f"{HEADER} module example.com/m\n", lambda f, n: n) is None

@@ -26,7 +26,14 @@ from typing import Collection, Sequence
 from repogym.errors import NoTestsError
 from repogym.layout import SCRATCH
 from repogym.sandboxes.base import Sandbox
-from repogym.schemas.records import Checkout, EnvSpec, Outcome, TestRun, TimeLimits
+from repogym.schemas.records import (
+    Checkout,
+    CoverageMap,
+    EnvSpec,
+    Outcome,
+    TestRun,
+    TimeLimits,
+)
 from repogym.toolchains.base import TOOLCHAINS, RunPlugin, Toolchain
 from repogym.toolchains.go import files
 from repogym.toolchains.go.layer import go_layer
@@ -79,6 +86,15 @@ class GoToolchain(Toolchain):
         return EnvSpec(repo=checkout.name, commit=checkout.commit, base_image=base_image,
                        toolchain="go", install_steps=tuple(project.install_steps()),
                        recipe_version=RECIPE_VERSION, layer=go_layer())
+
+    def coverage(self, sandbox: Sandbox, *, timeout: float,
+                 select: Sequence[str] | None = None) -> CoverageMap | None:
+        """Per-test line coverage (see :mod:`repogym.toolchains.go.coverage`)."""
+        from repogym.toolchains.go.coverage import coverage_map
+
+        declared = self._declared(sandbox)
+        return coverage_map(sandbox, timeout=timeout, select=select,
+                            test_id=lambda folder, name: id_of(declared, folder, name))
 
     def run_tests(
         self, sandbox: Sandbox, *, timeout: float, select: Sequence[str] | None = None,
