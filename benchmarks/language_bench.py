@@ -88,7 +88,8 @@ def fill(row: Row, s: RunSummary, path: Path) -> None:
     toolchain = detect_toolchain(path)
     row.language = toolchain.language
     project = Project.read(path) if toolchain.language == "javascript" else None
-    row.runner = project.runner() if project else "pytest"
+    row.runner = project.runner() if project else {"python": "pytest", "go": "go test"}.get(
+        toolchain.language, toolchain.language)
     row.repo, row.built = s.repo, True
     row.env_s, row.baseline_s = s.stage_seconds.get("env", 0.0), s.stage_seconds.get(
         "baseline", 0.0)

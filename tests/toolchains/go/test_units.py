@@ -187,3 +187,33 @@ def test_coverage_profiles_map_lines_to_each_test_and_its_subtests() -> None:
                                   5: ("a_test.go::TestA", "a_test.go::TestA/case",
                                       "sub/s_test.go::TestS")}}
     assert parse_cover(f"{HEADER} module example.com/m\n", lambda f, n: n) is None
+
+
+def test_a_bare_test_file_selects_its_tests_or_its_whole_folder() -> None:
+    from repogym.toolchains.go import by_file
+
+    declared = {(".", "TestA"): "a_test.go", (".", "TestB"): "a_test.go",
+                (".", "TestC"): "c_test.go"}
+    assert by_file(["a_test.go", "c_test.go::TestC"], declared) == [
+        "a_test.go::TestA", "a_test.go::TestB", "c_test.go::TestC"]
+    assert by_file(["pkg/new_test.go"], declared) == ["pkg/new_test.go"]
+    run = plan(["pkg/new_test.go", "a_test.go::TestA"], (), None, nonce=N,
+               scratch="/var/tmp/s")
+    assert run.dirs == (".", "pkg") and run.run == {".": "^(TestA)$"}  # pkg runs whole
+
+
+def test_package_level_lines_are_import_lines(tmp_path) -> None:
+    """Initialisers of package-level variables run for every test and have no coverage
+    block: the awk of the coverage script finds them (run here on a file)."""
+    from repogym.toolchains.go.coverage import _PACKAGE_LEVEL, HEADER, parse_cover
+
+    (tmp_path / "x.go").write_text(
+        "package x\n\nvar (\n\tA = f()\n)\n\n// doc\nfunc f() int {\n\treturn 1\n}\n\n"
+        "func g(\n\ta int,\n) int { return a }\n\nvar B = map[string]int{\n\t\"a\": 1,\n}\n")
+    out = subprocess.run(["awk", _PACKAGE_LEVEL, "x.go"], cwd=tmp_path, capture_output=True,
+                         text=True, check=True).stdout
+    text = f"{HEADER} module example.com/x\n{HEADER} test . TestA\n" + out
+    cov = parse_cover(text, lambda folder, name: f"a_test.go::{name}")
+    assert cov is not None
+    assert cov.import_lines == {"x.go": (1, 3, 4, 5, 16, 17, 18)}
+    assert cov.tests_for({"x.go": [4]}) is None  # every test

@@ -103,6 +103,8 @@ class GoToolchain(Toolchain):
         check_runner: bool = True, exitfirst: bool = False, collect: Sequence[str] = (),
     ) -> TestRun:
         declared = self._declared(sandbox)
+        if select is not None:
+            select = by_file(select, declared)
         run = plan(select, exclude, limits, nonce=secrets.token_hex(16),
                    scratch=f"{SCRATCH}/repogym-go-{secrets.token_hex(6)}",
                    failfast=exitfirst and not check_runner, collect=collect,
@@ -163,6 +165,21 @@ def id_of(declared: dict[tuple[str, str], str], folder: str, name: str) -> str:
     return f"{path}::{name}"
 
 
+def by_file(select: Sequence[str], declared: dict[tuple[str, str], str]) -> list[str]:
+    """``select`` with each test file named alone (no ``::``) replaced by its top-level
+    tests (the judge scopes runs by test file too); a file that declares none stays (its
+    folder then runs whole)."""
+    out: list[str] = []
+    for item in select:
+        if "::" in item:
+            out.append(item)
+            continue
+        tests = sorted(f"{path}::{name}" for (_, name), path in declared.items()
+                       if path == item)
+        out += tests or [item]
+    return list(dict.fromkeys(out))
+
+
 def _by_folder(tests: Sequence[str]) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for test in tests:
@@ -185,9 +202,13 @@ def plan(select: Sequence[str] | None, exclude: Sequence[str], limits: TimeLimit
     parents at once, so the parent runs whole and the others are dropped from the
     results) and each binary's time limit."""
     run_names: dict[str, set[str]] = {}
+    whole: set[str] = set()  # folders a bare file path names: every test runs
     for test in select or ():
         folder, top, _ = split_id(test)
-        run_names.setdefault(folder, set()).add(top)
+        if top:
+            run_names.setdefault(folder, set()).add(top)
+        else:
+            whole.add(folder)
     skip_names: dict[str, set[str]] = {}
     for test in exclude:
         folder, top, name = split_id(test)
@@ -196,7 +217,9 @@ def plan(select: Sequence[str] | None, exclude: Sequence[str], limits: TimeLimit
     dirs: tuple[str, ...] | None = None
     if select is not None:
         extra = {str(PurePosixPath(p).parent) for p in collect}
-        dirs = tuple(sorted(set(run_names) | extra))
+        dirs = tuple(sorted(set(run_names) | whole | extra))
+    for folder in whole:
+        run_names.pop(folder, None)
     default = limits.run if limits else 600.0
     timeouts: dict[str, float] = {}
     if limits is not None and limits.default is not None and select is not None:

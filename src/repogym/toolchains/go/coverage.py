@@ -12,6 +12,11 @@ is a process of its own): a change there reaches every test, as it should.
 One script does it all and writes one file (profiles and events, each under a header
 line), read back at once. Benchmarks are not run. A test that fails, times out or writes
 no profile contributes nothing; None when no test was measured.
+
+Code outside function bodies -- package-level ``var`` and ``const`` initialisers, types,
+imports -- runs (or is compiled) for every test and has no coverage block: its lines are
+the map's ``import_lines`` (a change there reaches every test). Found by brace depth, in
+the same script, for every runtime ``.go`` file.
 """
 
 from __future__ import annotations
@@ -80,7 +85,20 @@ def coverage_script(scratch: str, tops: dict[str, set[str]] | None) -> str:
         '    grep -v "^mode:" "$prof" | grep -v " 0$" >> "$OUT"',
         "  done",
         'done < "$S/pkgs"',
+        "git ls-files -z -- '*.go' ':!:*_test.go' | xargs -0 -r awk "
+        + shlex.quote(_PACKAGE_LEVEL) + ' >> "$OUT"',
     ]) + "\n"
+
+
+# prints "### repogym-cover decl FILE LINE" for each non-blank, non-comment line outside
+# function bodies (brace depth; a func opens at depth 0)
+_PACKAGE_LEVEL = (
+    'FNR == 1 { depth = 0; infunc = 0 }\n'
+    '{ line = $0; sub(/\\/\\/.*/, "", line) }\n'
+    'depth == 0 && line ~ /^func[ (]/ { infunc = 1 }\n'
+    '!infunc && line ~ /[^ \\t]/ { print "' + HEADER + ' decl " FILENAME " " FNR }\n'
+    '{ o = gsub(/{/, "{", line); c = gsub(/}/, "}", line); depth += o - c;'
+    ' if (depth <= 0) { depth = 0; if (infunc && (o || c)) infunc = 0 } }\n')
 
 
 def parse_cover(text: str, test_id: Callable[[str, str], str]) -> CoverageMap | None:
@@ -88,6 +106,7 @@ def parse_cover(text: str, test_id: Callable[[str, str], str]) -> CoverageMap | 
     name)`` names a test as the runs do."""
     module = ""
     files: dict[str, dict[int, set[str]]] = {}
+    decls: dict[str, list[int]] = {}
     folder, tests = ".", set()
     measured = False
     for line in text.splitlines():
@@ -95,6 +114,8 @@ def parse_cover(text: str, test_id: Callable[[str, str], str]) -> CoverageMap | 
             parts = line.split()
             if len(parts) > 3 and parts[2] == "module":
                 module = parts[3]
+            elif len(parts) > 4 and parts[2] == "decl" and parts[4].isdigit():
+                decls.setdefault(parts[3], []).append(int(parts[4]))
             elif len(parts) > 4 and parts[2] == "test":
                 folder, tests, measured = parts[3], {test_id(parts[3], parts[4])}, True
         elif line.startswith("{"):
@@ -109,7 +130,8 @@ def parse_cover(text: str, test_id: Callable[[str, str], str]) -> CoverageMap | 
     if not measured:
         return None
     return CoverageMap(files={p: {n: tuple(sorted(t)) for n, t in lines.items()}
-                              for p, lines in files.items()})
+                              for p, lines in files.items()},
+                       import_lines={p: tuple(sorted(set(n))) for p, n in decls.items()})
 
 
 def _event_test(line: str) -> str | None:
