@@ -217,3 +217,26 @@ def test_package_level_lines_are_import_lines(tmp_path) -> None:
     assert cov is not None
     assert cov.import_lines == {"x.go": (1, 3, 4, 5, 16, 17, 18)}
     assert cov.tests_for({"x.go": [4]}) is None  # every test
+
+
+def test_failure_messages_read_the_go_way() -> None:
+    from repogym.toolchains.go.failures import read_failure
+
+    src = {"a_test.go": "package a\n\nfunc TestA(t *testing.T) {\n"
+                        "\tif got := Double(2); got != 4 {\n"
+                        "\t\tt.Errorf(\"bad: %v\", Double(2))\n\t}\n}\n"}
+    r = read_failure("a_test.go:9: Parse(\"x\") = 5, want 7", "a_test.go", {})
+    assert (r.call, r.actual, r.expected) == ('Parse("x")', "5", "7")
+    r = read_failure("a_test.go:5: got 3, want 4", "a_test.go", src)
+    assert (r.call, r.actual, r.expected) == ("Double(2)", "3", "4")
+    r = read_failure("    a_test.go:5: expected 4, got 3", "a_test.go", src)
+    assert (r.actual, r.expected) == ("3", "4")
+    r = read_failure("Error Trace: a_test.go:5\nError: Not equal:\n"
+                     "            \texpected: 4\n            \tactual  : 3", "a_test.go", src)
+    assert (r.actual, r.expected) == ("3", "4")
+    r = read_failure("panic: runtime error: index out of range [3] with length 2 "
+                     "[recovered]\n\tpanic: ...", "a_test.go", src)
+    assert r.raises == "panic: runtime error: index out of range [3] with length 2"
+    assert read_failure("panic: test timed out after 10s", "a_test.go", src).hangs
+    assert read_failure("a_test.go:5: something broke", "a_test.go", src).note == \
+        "the test reports: something broke"

@@ -21,11 +21,12 @@ from __future__ import annotations
 import re
 import secrets
 from pathlib import Path, PurePosixPath
-from typing import Collection, Sequence
+from typing import Collection, Mapping, Sequence
 
 from repogym.errors import NoTestsError
 from repogym.layout import SCRATCH
 from repogym.sandboxes.base import Sandbox
+from repogym.schemas.calls import FailureReading
 from repogym.schemas.records import (
     Checkout,
     CoverageMap,
@@ -65,6 +66,12 @@ class GoToolchain(Toolchain):
 
     def is_protected(self, path: str, *, added: bool = False) -> bool:
         return files.is_test_file(path) or files.is_runner_file(path)
+
+    def read_failure(self, message: str, test_id: str,
+                     sources: Mapping[str, str]) -> FailureReading | None:
+        from repogym.toolchains.go.failures import read_failure
+
+        return read_failure(message, self.test_file(test_id), sources)
 
     def qualified_name(self, path: str, function: str | None) -> str:
         """``Parse`` for a function of the module's root package, ``pkg.Parse`` for one of
