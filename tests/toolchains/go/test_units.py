@@ -46,6 +46,11 @@ def test_files_and_protection() -> None:
     assert not tc.is_test_file("x.go")
     assert tc.is_runtime_source("pkg/x.go") and not tc.is_runtime_source("x_test.go")
     assert not tc.is_runtime_source("vendor/a/b.go") and not tc.is_runtime_source("docs/x.go")
+    # files built only for another system: a bug there no test in the environment sees
+    assert not tc.is_runtime_source("sys_windows.go") and not tc.is_runtime_source("a_js_wasm.go")
+    assert not tc.is_runtime_source("asm_arm64.go") and not tc.is_runtime_source("x_linux_386.go")
+    assert tc.is_runtime_source("sys_linux.go") and tc.is_runtime_source("x_linux_amd64.go")
+    assert tc.is_runtime_source("null_time.go") and tc.is_runtime_source("json_test_helper.go")
     for path in ("go.mod", "go.sum", "go.work", "sub/go.work.sum", "vendor/modules.txt",
                  "a_test.go"):
         assert tc.is_protected(path), path

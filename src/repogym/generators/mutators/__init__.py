@@ -52,9 +52,35 @@ calls       js_swap_arguments      ``f(a, b)`` -> ``f(b, a)``
 calls       js_break_call_chain    ``s.trim().toLowerCase()`` -> ``s.trim()``
 ==========  =====================  =======================================================
 
+The ``go`` family (package :mod:`repogym.generators.mutators.golang`; the mutators that
+take code away, and those that depend on types, only propose what still builds as far
+as the file shows: no unused variable or import, no missing ``return``, no vet finding
+that fails ``go test``):
+
+==========  =====================  =======================================================
+module      name                   bug
+==========  =====================  =======================================================
+operators   go_comparison_flip     ``<``↔``>=``, ``>``↔``<=``, ``==``↔``!=``
+operators   go_arithmetic_swap     ``+``↔``-``, ``*``↔``/``, ``%``→``*`` (not string ``+``)
+operators   go_bitwise_swap        ``&``↔``|``, ``^``/``&^``→``&``, ``<<``↔``>>``
+operators   go_logical_swap        ``&&``↔``||``
+operators   go_update_flip         ``i++``↔``i--`` inside a loop
+conditions  go_negate_condition    ``if c`` -> ``if !c`` (also ``for`` conditions)
+conditions  go_invert_if_else      the if and else branches trade places
+literals    go_off_by_one          ``n`` -> ``n±1`` in comparisons, indexes, slice bounds...
+literals    go_constant_swap       ``true``↔``false``, ``0``↔``1``, ``n``→``n+1``, ``"s"``→``""``
+statements  go_remove_statement    a call, assignment or ``i++`` statement is dropped
+statements  go_remove_return       an early ``return`` (inside an if/loop/switch) is dropped
+statements  go_return_value        ``return n, nil`` -> ``return 0, nil``; ``err`` -> ``nil``
+blocks      go_remove_conditional  an ``if`` without else is dropped with its body
+blocks      go_remove_loop         a ``for`` loop is dropped
+calls       go_swap_arguments      ``f(a, b)`` -> ``f(b, a)`` (arguments of one type)
+calls       go_break_call_chain    ``strings.ToLower(s)`` -> ``s``, ``t.UTC()`` dropped
+==========  =====================  =======================================================
+
 The contract is :class:`~repogym.generators.mutators.base.Mutator`; what counts as
 runtime code is in :mod:`repogym.generators.mutators.runtime`; the text edits shared by
-statement-level mutators are in :mod:`repogym.generators.mutators.edits`. What both
+statement-level mutators are in :mod:`repogym.generators.mutators.edits`. What the
 families do alike (walking runtime code, re-indenting, swapping two nodes...) is written
 once, in :mod:`repogym.generators.mutators.shared`, parameterised by each language's
 node types.
@@ -70,8 +96,9 @@ from repogym.generators.mutators import (  # noqa: I001 - grammars before their 
     operators,
     statements,
     ecmascript,
+    golang,
 )
 from repogym.generators.mutators.base import MUTATORS, Mutator, NodeMutator, Site
 
 __all__ = ["MUTATORS", "Mutator", "NodeMutator", "Site", "python_grammar", "blocks", "calls", "conditions",
-           "ecmascript", "exceptions", "literals", "operators", "statements"]
+           "ecmascript", "exceptions", "golang", "literals", "operators", "statements"]

@@ -3,7 +3,7 @@
 A :class:`Grammar` parses a file with its tree-sitter grammar and says which nodes are
 *runtime code* (what a mutator may touch), which function a node is in, and whether a
 mutated text is a real change that still builds. Mutators belong to a grammar *family*
-(``python``, ``ecmascript``): one family's mutators serve every grammar of it (JavaScript,
+(``python``, ``ecmascript``, ``go``): one family's mutators serve every grammar of it (JavaScript,
 TypeScript and TSX share theirs). A toolchain names the file suffixes of its language;
 :func:`grammar_for` picks the grammar of a file by its suffix.
 

@@ -1,4 +1,4 @@
-"""Code that serves both mutator families: Python and ``ecmascript`` (JavaScript, TypeScript).
+"""Code that serves every mutator family: Python, ``ecmascript`` (JavaScript, TypeScript), ``go``.
 
 Each helper is the language-neutral part of a rule. What differs between the languages
 (node types, tokens, comment markers, the predicates of runtime code) is a parameter, and
@@ -20,6 +20,28 @@ from repogym.generators.mutators.base import NodeMutator, Site, named_children, 
 _FORMATS = {"0x": hex, "0o": oct, "0b": bin}
 
 # --- walking a tree --------------------------------------------------------------------
+
+
+def _code_children(node: Node) -> list[Node]:
+    return [c for c in node.children if "comment" not in c.type]
+
+
+def same_code(a: Node, b: Node) -> bool:
+    """Whether two syntax trees have the same node types and leaf texts, comments left out
+    (layout-insensitive). Subtrees of identical text are taken as equal unvisited."""
+    stack = [(a, b)]
+    while stack:
+        x, y = stack.pop()
+        if x.type != y.type:
+            return False
+        if x.text == y.text:
+            continue
+        xs, ys = _code_children(x), _code_children(y)
+        if len(xs) != len(ys) or not xs:
+            return False
+        stack.extend(zip(xs, ys))
+    return True
+
 
 
 def ancestors(node: Node | None) -> Iterator[Node]:

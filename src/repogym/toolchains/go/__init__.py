@@ -83,8 +83,11 @@ class GoToolchain(Toolchain):
         return function if str(folder) == "." else f"{folder.name}.{function}"
 
     def is_runtime_source(self, path: str) -> bool:
+        """Go sources the environment builds: not vendored, and not for another system by
+        their name (``x_windows.go``, ``x_darwin_arm64.go``: a bug there no test sees)."""
         p = PurePosixPath(path)
-        return super().is_runtime_source(path) and "vendor" not in p.parts[:-1]
+        return (super().is_runtime_source(path) and "vendor" not in p.parts[:-1]
+                and not _other_platform(p.name))
 
     def env_spec(self, checkout: Checkout, base_image: str) -> EnvSpec:
         project = GoProject.read(checkout.path)
@@ -252,3 +255,24 @@ def _alternation(names: set[str]) -> str:
 TOOLCHAINS.register("go")(GoToolchain)
 
 __all__ = ["GoToolchain", "id_of", "plan", "split_id"]
+
+
+# GOOS and GOARCH values a file name may end with (go/build's knownOS and knownArch)
+_GOOS = frozenset("aix android darwin dragonfly freebsd hurd illumos ios js linux nacl netbsd "
+                  "openbsd plan9 solaris wasip1 windows zos".split())
+_GOARCH = frozenset("386 amd64 amd64p32 arm armbe arm64 arm64be loong64 mips mipsle mips64 "
+                    "mips64le mips64p32 mips64p32le ppc ppc64 ppc64le riscv riscv64 s390 "
+                    "s390x sparc sparc64 wasm".split())
+
+
+def _other_platform(name: str) -> bool:
+    """Whether a file name (``x_windows.go``, ``x_linux_arm64.go``, ``x_386.go``) says the
+    file is built only for a system other than the environment's linux/amd64."""
+    parts = name.removesuffix(".go").split("_")[1:]
+    if len(parts) >= 2 and parts[-2] in _GOOS and parts[-1] in _GOARCH:
+        return parts[-2] != "linux" or parts[-1] != "amd64"
+    if parts and parts[-1] in _GOOS:
+        return parts[-1] != "linux"
+    if parts and parts[-1] in _GOARCH:
+        return parts[-1] != "amd64"
+    return False

@@ -22,6 +22,7 @@ from tree_sitter import Language, Node, Tree
 from repogym.generators.mutators.ecmascript import runtime
 from repogym.generators.mutators.ecmascript.scopes import enclosing_function
 from repogym.generators.mutators.grammars import GRAMMARS, Grammar
+from repogym.generators.mutators.shared import same_code
 
 FAMILY = "ecmascript"
 
@@ -52,27 +53,6 @@ class EcmaScriptGrammar(Grammar):
 def _parsed_original(grammar: Grammar, text: str) -> Tree:
     """The original's tree, once per file (every mutation of it compares against it)."""
     return grammar.parse(text.encode())
-
-
-def _code_children(node: Node) -> list[Node]:
-    return [c for c in node.children if "comment" not in c.type]
-
-
-def same_code(a: Node, b: Node) -> bool:
-    """Whether two syntax trees have the same node types and leaf texts, comments left out
-    (layout-insensitive). Subtrees of identical text are taken as equal unvisited."""
-    stack = [(a, b)]
-    while stack:
-        x, y = stack.pop()
-        if x.type != y.type:
-            return False
-        if x.text == y.text:
-            continue
-        xs, ys = _code_children(x), _code_children(y)
-        if len(xs) != len(ys) or not xs:
-            return False
-        stack.extend(zip(xs, ys))
-    return True
 
 
 @GRAMMARS.register("javascript")
