@@ -46,6 +46,7 @@ VERIFIER_SOURCES = (
     ("repogym.toolchains", "python.py"), ("repogym.toolchains", "pytest_report.py"),
     ("repogym.toolchains", "resume.py"), ("repogym.toolchains.plugins", "repogym_report.py"),
     ("repogym.toolchains.plugins", "repogym_launch.py"),
+    ("repogym.toolchains.plugins", "repogym_go_report.py"),
     ("repogym.judges", "probes_js.py"), ("repogym.judges", "probes_go.py"),
     *(("repogym.toolchains.go", name) for name in (
         "__init__.py", "report.py", "script.py", "files.py")),

@@ -3,20 +3,24 @@
 Usage (as root, in a container prepared as below)::
 
     python3 -I -S grader.py --spec spec.json [--plugin repogym_report.py] \
-        [--launcher repogym_launch.py] [--patch FILE] [--out DIR] [--partial]
+        [--launcher repogym_launch.py] [--go-report repogym_go_report.py] [--patch FILE] \
+        [--out DIR] [--partial]
 
-The spec's ``language`` says which rules grade: ``python`` (the default) or ``javascript``
-(see *JavaScript* below). ``--plugin`` is repogym's pytest report plugin and ``--launcher``
-the script that starts pytest with it (``repogym/toolchains/plugins/``; default:
-``repogym_launch.py`` beside the plugin), both needed for Python tasks only; ``--patch`` the
-candidate's diff (default: ``/repo``'s working-tree changes); ``--out`` where ``reward.txt``
-and ``result.json`` go; ``--partial`` rewards the share of listed tests that pass.
+The spec's ``language`` says which rules grade: ``python`` (the default), ``javascript`` or
+``go`` (see *JavaScript* and *Go* below). ``--plugin`` is repogym's pytest report plugin and
+``--launcher`` the script that starts pytest with it (``repogym/toolchains/plugins/``;
+default: ``repogym_launch.py`` beside the plugin), both needed for Python tasks only;
+``--go-report`` the reader of a Go run's events (``repogym_go_report.py`` of the same
+folder, the module repogym's Go toolchain reads with; default: beside this grader), loaded
+by path for Go tasks only; ``--patch`` the candidate's diff (default: ``/repo``'s
+working-tree changes); ``--out`` where ``reward.txt`` and ``result.json`` go;
+``--partial`` rewards the share of listed tests that pass.
 
 Exported tasks (``harbor``'s ``tests/test.sh``, ``swebench``'s ``eval_script``) copy this file
 into the task's container and run it with ``python3 -I -S`` (no site-packages, no
 ``PYTHONPATH``), so nothing the solver planted in the environment is imported. It needs
 the stdlib, ``git``, ``timeout`` and (as root) ``setpriv``; pytest runs in the
-environment's own Python.
+environment's own Python, ``go`` is the environment's.
 
 It works on a container prepared by :data:`repogym.datasets.exports.grading.PREPARE_SCRIPT`:
 
@@ -82,13 +86,33 @@ dropped. A runner the plan marks ``tap`` (ava) is read from the TAP it prints in
 selection given as one ``--match`` per test. ``node_modules`` stays the environment's read-only link: the grader restores it
 with the rest of the broken state.
 
+Go (``language: go``; ``repogym.toolchains.go`` in a repogym sandbox): steps 1-6 and 8 are
+the same, with the Go toolchain's protection rules (the spec plan's ``protection``:
+``_test.go`` files, ``testdata/`` and ``vendor/`` folders, ``go.mod``, ``go.sum``,
+``go.work``, ``go.work.sum``); step 7 runs the ``go`` plan's run script (written at export
+time by ``repogym.toolchains.go.export`` from the toolchain's own) filled in for each part:
+a fresh scratch folder, nonce and canary name, the selected tests' folders (a test file
+listed alone stands for its top-level tests), their ``-test.run`` patterns (their
+top-level tests and the canary), the ``-test.skip`` patterns of the tests earlier parts
+ran and each folder's ``-test.timeout`` (its tests' limits plus the grace, within the
+run's), as ``repogym.toolchains.go.plan`` makes them; the plan's
+``fresh`` folders emptied first (the run's build cache starts from the environment's warmed
+one), and the script read into memory and removed before it runs, as the test user with a
+fresh ``HOME`` and ``TMPDIR``, within the time limit. Each package's test binary is built
+with a canary test planted beside its tests (a test that must fail), then run through ``go
+tool test2json``; the report is read by ``repogym_go_report`` (markers with the nonce, each
+binary's exit status checked against its events, the canary failed in every package), the
+test ids named by the ``_test.go`` file that declares each top-level test in the work tree
+(the plan's ``test_functions``).
+
 Outputs (``--out DIR``): ``reward.txt`` (``1``/``0``, or a float with ``--partial``) and
 ``result.json``; any ``reward.txt``/``reward.json`` already there is deleted first. On
 stdout: one ``<STATUS> <nodeid>`` line per listed test between SWE-bench's
 ``>>>>> Start Test Output`` / ``>>>>> End Test Output`` markers (all ``FAILED`` when the
 report is untrusted; JavaScript: ``[PASSED] <id>`` / ``[FAILED] <id>``, ids holding
-spaces), then ``REPOGYM_REWARD=<reward>`` and ``REPOGYM_RESULT=<json>``. The runner's own
-output is never echoed: code under test cannot print a verdict.
+spaces; Go: ``--- PASS: <id> (0.00s)`` / ``--- FAIL: <id> (0.00s)``), then
+``REPOGYM_REWARD=<reward>`` and ``REPOGYM_RESULT=<json>``. The runner's own output is never
+echoed: code under test cannot print a verdict.
 
 Exit status: 0 graded (whatever the reward), 2 bad arguments or spec, 3 the environment
 is broken (e.g. the task's own test patch does not apply). A reward of 0 is written in
@@ -100,7 +124,7 @@ The spec (``--spec FILE``, JSON) holds ``instance_id``, ``language``, ``fail_to_
 "default": s | null, "grace": s, "run": s}``); for Python ``runner_config``,
 ``startup_hooks``, ``install_metadata``, ``editable_prefixes``, ``runner_modules``,
 ``stdlib_modules``, ``test_dir_names``, ``test_file_names`` and ``runner_changes``; for
-JavaScript ``javascript`` (the plan): see
+JavaScript ``javascript`` and for Go ``go`` (the plans): see
 :class:`repogym.datasets.exports.grading.ContainerSpec`, which writes it.
 """
 
@@ -109,6 +133,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import hmac
+import importlib.util
 import json
 import os
 import pwd
@@ -154,8 +179,12 @@ PYTHON_REQUIRED = ("runner_config", "startup_hooks", "install_metadata", "editab
                    "runner_changes")
 JS_PLAN_REQUIRED = ("prefix", "fresh", "command", "command_exitfirst", "env", "reporters",
                     "test_timeout_ms", "canaries", "protection")
+GO_PLAN_REQUIRED = ("script", "command", "canary", "report", "build_log", "test_functions",
+                    "min_binary_timeout", "fresh", "protection")
+PLAN_REQUIRED = {"javascript": JS_PLAN_REQUIRED, "go": GO_PLAN_REQUIRED}  # language -> plan
+PLAN_NAMES = {"javascript": "JavaScript", "go": "Go"}
 REQUIRED = COMMON_REQUIRED + PYTHON_REQUIRED  # a Python spec's
-LANGUAGES = ("python", "javascript")
+LANGUAGES = ("python", "javascript", "go")
 
 
 def language_of(spec):
@@ -169,13 +198,15 @@ def load_spec(path):
     if not isinstance(spec, dict) or language_of(spec) not in LANGUAGES:
         raise ValueError(f"spec {path} is not a spec of a language this grader grades "
                          f"({', '.join(LANGUAGES)})")
-    javascript = language_of(spec) == "javascript"
-    required = COMMON_REQUIRED + (("javascript",) if javascript else PYTHON_REQUIRED)
+    language = language_of(spec)
+    planned = language in PLAN_REQUIRED  # the plan is the spec's field named as the language
+    required = COMMON_REQUIRED + ((language,) if planned else PYTHON_REQUIRED)
     missing = [k for k in required if k not in spec]
-    if javascript and not missing:
-        if not isinstance(spec["javascript"], dict):
-            raise ValueError(f"spec {path} has no JavaScript grading plan")
-        missing = [f"javascript.{k}" for k in JS_PLAN_REQUIRED if k not in spec["javascript"]]
+    if planned and not missing:
+        if not isinstance(spec[language], dict):
+            raise ValueError(f"spec {path} has no {PLAN_NAMES[language]} grading plan")
+        missing = [f"{language}.{k}" for k in PLAN_REQUIRED[language]
+                   if k not in spec[language]]
     if missing:
         raise ValueError(f"spec {path} lacks {', '.join(missing)}")
     if not spec["fail_to_pass"]:
@@ -198,9 +229,10 @@ def is_test_file(path, spec):
 def is_protected(path, spec, added=False):
     """Whether a candidate's change to ``path`` is thrown away (``verify``'s rules, and
     the toolchain's ``is_protected``'s); ``added``: the candidate's diff creates it."""
-    if language_of(spec) == "javascript":
+    language = language_of(spec)
+    if language in PLAN_REQUIRED:  # JavaScript, Go: the plan's rules
         return (path in set(spec["protected"])
-                or js_is_protected(path, spec["javascript"]["protection"]))
+                or protected_by_rules(path, spec[language]["protection"]))
     p = PurePosixPath(path)
     if (path in set(spec["protected"]) or is_test_file(path, spec)
             or path.endswith(tuple(spec["runner_config"]) + tuple(spec["startup_hooks"]))):
@@ -742,14 +774,18 @@ JS_DROPPED_ENV = ("NODE_OPTIONS", "NODE_PATH", "NODE_REPL_EXTERNAL_MODULE", "BAS
                   "npm_config_globalconfig", "NPM_CONFIG_GLOBALCONFIG", "REPOGYM_JS_CONFIG")
 
 
-def js_is_protected(path, rules):
-    """``JavaScriptToolchain.is_protected`` from the plan's rules: the file name matches a
-    pattern, a folder above it is a test folder, or a part of it is ``node_modules``."""
+def protected_by_rules(path, rules):
+    """A toolchain's ``is_protected`` from a plan's rules: the file name matches a
+    pattern, a folder above it is a test folder, or a part of it is one of ``any_part``
+    (JavaScript: ``node_modules``)."""
     p = PurePosixPath(path)
     if any(re.search(pattern, p.name) for pattern in rules["name_patterns"]):
         return True
     return bool(set(rules["test_dirs"]).intersection(p.parts[:-1])
                 or set(rules["any_part"]).intersection(p.parts))
+
+
+js_is_protected = protected_by_rules  # JavaScriptToolchain.is_protected's, from the plan
 
 
 def js_test_id(file, titles):
@@ -1234,6 +1270,237 @@ def _read(path):
         return ""
 
 
+# -- Go: the spec's plan (repogym.toolchains.go and its export module) --------------------------
+
+GO_REPORT_FILE = "repogym_go_report.py"  # repogym.toolchains.plugins.repogym_go_report
+# placeholders of the plan (repogym.toolchains.go.export; a parity test keeps them equal)
+GO_SCRATCH, GO_NONCE, GO_PACKAGES = "@RG_SCRATCH@", "@RG_NONCE@", "@RG_PACKAGES@"
+GO_RUN, GO_SKIP, GO_TIMEOUTS = "@RG_RUN@", "@RG_SKIP@", "@RG_TIMEOUTS@"
+GO_DEFAULT_TIMEOUT, GO_SCRIPT, GO_INDEX = "@RG_DEFAULT_TIMEOUT@", "@RG_SCRIPT@", "@RG_INDEX@"
+GO_SLOT = re.compile(r"@RG_[A-Z_]+(?::(\d+))?@")
+GO_SHELL_SAFE = re.compile(r"[\w@%+=:,./-]+", re.ASCII)  # words shlex.quote leaves as they are
+# what would change how bash or the go tool start, or where go looks (the run script sets
+# GOFLAGS, GOPROXY, GOSUMDB, GOTOOLCHAIN, GOMODCACHE and GOCACHE itself)
+GO_DROPPED_ENV = ("BASH_ENV", "ENV", "PWD", "OLDPWD", "TMPDIR", "XDG_CONFIG_HOME",
+                  "XDG_CACHE_HOME", "GOENV", "GOWORK", "GOROOT", "GOPATH", "GOBIN",
+                  "GOEXPERIMENT", "GODEBUG", "GOCOVERDIR", "GOTMPDIR", "GOOS", "GOARCH",
+                  "GOINSECURE", "GONOPROXY", "GONOSUMDB", "GOPRIVATE", "GOVCS", "GOAUTH",
+                  "GOTELEMETRY", "GOTELEMETRYDIR", "CC", "CXX", "CGO_CFLAGS", "CGO_CPPFLAGS",
+                  "CGO_CXXFLAGS", "CGO_LDFLAGS", "PKG_CONFIG")
+
+
+def load_go_report(path):
+    """``repogym_go_report.py`` (the reader of a Go run's events, the one repogym's Go
+    toolchain reads with) as a module."""
+    spec = importlib.util.spec_from_file_location("repogym_go_report", path)
+    if spec is None or spec.loader is None:
+        raise ValueError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def go_split_id(test):
+    """(folder, top-level test, full name) of a test id ``<file>::<Test>[/<sub>...]``
+    (``repogym.toolchains.go.split_id``)."""
+    path, _, name = test.partition("::")
+    return str(PurePosixPath(path).parent), name.split("/", 1)[0], name
+
+
+def go_id_of(declared, folder, name):
+    """``<file>::<name>``: the file declaring ``name``'s top-level test in ``folder``
+    (``repogym.toolchains.go.id_of``)."""
+    path = declared.get((folder, name.split("/", 1)[0]))
+    if path is None:  # a test the files do not show (generated, or a method value)
+        path = f"{folder}/_test.go" if folder != "." else "_test.go"
+    return f"{path}::{name}"
+
+
+def go_by_file(select, declared):
+    """``select`` with each test file named alone (no ``::``) replaced by its top-level
+    tests; a file that declares none stays (its folder then runs whole)
+    (``repogym.toolchains.go.by_file``)."""
+    out = []
+    for item in select:
+        if "::" in item:
+            out.append(item)
+            continue
+        tests = sorted(f"{path}::{name}" for (_, name), path in declared.items()
+                       if path == item)
+        out += tests or [item]
+    return list(dict.fromkeys(out))
+
+
+def go_by_folder(tests):
+    out = {}
+    for test in tests:
+        out.setdefault(go_split_id(test)[0], []).append(test)
+    return out
+
+
+def _go_alternation(names):
+    return "^(" + "|".join(re.escape(n) for n in sorted(names)) + ")$"
+
+
+def go_selection(select, exclude, limits, canary, minimum):
+    """``(folders, -test.run patterns, -test.skip patterns, -test.timeout seconds, the
+    default one)`` of a run of ``select`` after ``exclude`` ran (per folder;
+    ``repogym.toolchains.go.plan``'s rules: a bare file's folder runs whole, the canary
+    runs beside the selected tests); ``limits``: the spec's ``time_limits`` with the run's
+    limit as ``run``."""
+    run_names, skip_names, whole = {}, {}, set()
+    for test in select:
+        folder, top, _ = go_split_id(test)
+        if top:
+            run_names.setdefault(folder, set()).add(top)
+        else:
+            whole.add(folder)
+    for test in exclude:
+        folder, top, name = go_split_id(test)
+        if name == top:
+            skip_names.setdefault(folder, set()).add(top)
+    dirs = sorted(set(run_names) | whole)
+    for folder in whole:
+        run_names.pop(folder, None)
+    default = float(limits["run"])
+    timeouts = {}
+    if limits.get("default") is not None:
+        tests = limits.get("tests") or {}
+        for test in select:
+            folder = go_split_id(test)[0]
+            timeouts[folder] = timeouts.get(folder, 0.0) + tests.get(test, limits["default"])
+        timeouts = {k: min(default, max(minimum, v + limits.get("grace", 1.0)))
+                    for k, v in timeouts.items()}
+    for names in run_names.values():
+        names.add(canary)
+    return (dirs, {k: _go_alternation(v) for k, v in run_names.items()},
+            {k: _go_alternation(v) for k, v in skip_names.items()}, timeouts,
+            max(minimum, default))
+
+
+def _go_entries(values):
+    """A ``declare -A`` array's entries (``[key]=value`` words, by key)."""
+    return " ".join(f"[{shlex.quote(k)}]={shlex.quote(v)}" for k, v in sorted(values.items()))
+
+
+def go_fill(template, nonce, values):
+    """``template`` with its placeholders filled in, in one pass: ``@RG_NONCE:<n>@`` the
+    nonce's first ``n`` characters, the others from ``values``."""
+    def slot(m):
+        if m.group(1) is not None and m.group(0).startswith("@RG_NONCE:"):
+            return nonce[:int(m.group(1))]
+        if m.group(0) == GO_NONCE:
+            return nonce
+        if m.group(0) not in values:
+            raise GraderError(f"the Go plan has a placeholder this grader cannot fill: "
+                              f"{m.group(0)}")
+        return values[m.group(0)]
+
+    return GO_SLOT.sub(slot, template)
+
+
+def go_script(plan, scratch, nonce, selection):
+    """The plan's run script for one run in ``scratch`` (a shell-safe path) with
+    ``nonce``; ``selection``: :func:`go_selection`'s."""
+    if not GO_SHELL_SAFE.fullmatch(scratch) or not re.fullmatch(r"[0-9a-f]+", nonce):
+        raise GraderError(f"not a path the Go run script can take as it is: {scratch}")
+    dirs, run, skip, timeouts, default = selection
+    return go_fill(plan["script"], nonce, {
+        GO_SCRATCH: scratch, GO_PACKAGES: " ".join(f"./{d}" if d != "." else "." for d in dirs),
+        GO_RUN: _go_entries(run), GO_SKIP: _go_entries(skip),
+        GO_TIMEOUTS: _go_entries({k: f"{v:.0f}s" for k, v in timeouts.items()}),
+        GO_DEFAULT_TIMEOUT: f"{default:.0f}"})
+
+
+def go_declared(repo, pattern):
+    """(folder, top-level test) -> the ``_test.go`` file declaring it, in the work tree now
+    (``GoToolchain._declared``: the files git lists there, tracked or not ignored, in
+    order; ``pattern``: the plan's ``test_functions``)."""
+    env = {"PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"), "LANG": "C.UTF-8",
+           "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_DIR": os.path.join(repo, ".git"),
+           "GIT_WORK_TREE": repo}
+    proc = subprocess.run(GIT + ["ls-files", "-z", "-co", "--exclude-standard", "*_test.go"],
+                          cwd=repo, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if proc.returncode != 0:
+        raise GraderError(f"cannot list the test files: {proc.stderr.decode(errors='replace')}")
+    listed = proc.stdout.decode("utf-8", errors="replace").split("\0")
+    functions = re.compile(pattern, re.M)
+    out = {}
+    for path in sorted(p for p in listed if p.endswith("_test.go")):
+        text = _read_bytes(os.path.join(repo, path)).decode("utf-8", errors="replace")
+        folder = str(PurePosixPath(path).parent)
+        for name in functions.findall(text):
+            out.setdefault((folder, name), path)
+    return out
+
+
+class GoRunner:
+    """Runs listed Go tests as the test user, as the spec's plan says, one fresh part at a
+    time (``GoToolchain.run_tests`` with ``check_runner``: the canary planted); ``reader``:
+    the loaded ``repogym_go_report.py``."""
+
+    def __init__(self, spec, user, reader):
+        self.spec, self.plan, self.user, self.reader = spec, spec["go"], user, reader
+        self.seen = set()  # tests earlier parts reported (skipped by later ones)
+
+    def part(self, todo, timeout):
+        """One run of ``todo`` (fresh scratch, nonce and canary) within ``timeout`` seconds;
+        its checked report."""
+        repo = self.spec["repo_dir"]
+        declared = go_declared(repo, self.plan["test_functions"])
+        select = go_by_file(todo, declared)
+        nonce = secrets.token_hex(16)
+        canary = go_fill(self.plan["canary"], nonce, {})
+        limits = dict(self.spec["time_limits"], run=run_budget(self.spec))
+        selection = go_selection(select, sorted(self.seen), limits, canary,
+                                 float(self.plan["min_binary_timeout"]))
+        scratch = tempfile.mkdtemp(prefix="rg-", dir=SCRATCH_ROOT)
+        try:
+            for path in self.plan["fresh"]:  # emptied as a reset empties them
+                _remove_tree(path)
+            cmd, env, run_dir = self._place(scratch, nonce, selection)
+            code, duration, timed_out = execute(cmd, env, repo, self.user, timeout)
+            values = {GO_SCRATCH: run_dir}
+            raw = _read_bytes(go_fill(self.plan["report"], nonce, values))
+            report = raw.decode("utf-8", errors="replace")
+            logs = {pkg: _read_bytes(go_fill(self.plan["build_log"], nonce, dict(
+                values, **{GO_INDEX: str(index)}))).decode("utf-8", errors="replace")
+                for pkg, index in self.reader.failed_builds(report, nonce).items()}
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        parsed = self.reader.read_events(
+            report, nonce=nonce, build_logs=logs, expected=go_by_folder(select), canary=canary,
+            test_id=lambda folder, name: go_id_of(declared, folder, name))
+        wanted = set(select)
+        tests = {t: {"outcome": r["outcome"], "timed_out": r["timed_out"],
+                     "message": r["message"]}
+                 for t, r in parsed["results"].items()
+                 if t in wanted or r["outcome"] != "skipped"}
+        self.seen.update(tests)
+        return {"tests": tests, "finished": parsed["finished"], "problems": parsed["problems"],
+                "timed_out": bool(timed_out), "died_in": parsed["died_in"], "culprits": [],
+                "duration": duration}
+
+    def _place(self, scratch, nonce, selection):
+        """The run's script and folders in ``scratch``; ``(command, environment, the run's
+        scratch folder)``."""
+        user = self.user
+        run_dir = os.path.join(scratch, "run")
+        home, tmp = os.path.join(scratch, "home"), os.path.join(scratch, "tmp")
+        os.mkdir(home)
+        os.mkdir(tmp)
+        script = os.path.join(scratch, f"run-{secrets.token_hex(8)}.sh")
+        _write(script, go_script(self.plan, run_dir, nonce, selection))
+        if os.geteuid() == 0:
+            subprocess.run(["chown", "-R", f"{user.pw_uid}:{user.pw_gid}", scratch],
+                           check=True)
+        command = go_fill(self.plan["command"], nonce, {GO_SCRIPT: script})
+        env = {k: v for k, v in os.environ.items() if k not in DROPPED_ENV + GO_DROPPED_ENV}
+        env.update({"HOME": home, "TMPDIR": tmp, "USER": user.pw_name, "LOGNAME": user.pw_name})
+        return ["bash", "-c", command], env, run_dir
+
+
 # -- the whole grade -----------------------------------------------------------------------
 
 def _write(path, text):
@@ -1287,9 +1554,11 @@ def prepare_tree(spec, patch_file, scratch):
     return None, discarded
 
 
-def grade_container(spec, plugin_path, launcher_path, patch_file=None, partial=False):
+def grade_container(spec, plugin_path, launcher_path, patch_file=None, partial=False,
+                    go_report=None):
     """Grade in this container; a result dict (see the module docstring). ``plugin_path``
-    and ``launcher_path``: Python tasks' (None for JavaScript ones)."""
+    and ``launcher_path``: Python tasks' (None for others); ``go_report``: a Go task's
+    reader of its runs' events (:func:`load_go_report`)."""
     user = pwd.getpwnam(spec["test_user"])
     kill_strays(user.pw_uid)
     wanted = set(spec["fail_to_pass"]) | set(spec["pass_to_pass"])
@@ -1308,6 +1577,10 @@ def grade_container(spec, plugin_path, launcher_path, patch_file=None, partial=F
                        check=True)
     if language_of(spec) == "javascript":
         runner = JsRunner(spec, user, exitfirst=not partial)
+    elif language_of(spec) == "go":
+        if go_report is None:
+            raise GraderError("a Go task is graded with the reader of its runs' events")
+        runner = GoRunner(spec, user, go_report)
     else:
         runner = Runner(spec, plugin_path, launcher_path, user, exitfirst=not partial)
     report = run_to_end(runner.part, wanted, run_budget(spec), partial)
@@ -1324,12 +1597,18 @@ def emit(result, out_dir, language="python"):
 
     Python: ``<STATUS> <nodeid>`` (pytest's ``-rA`` form); JavaScript: ``[PASSED] <id>`` or
     ``[FAILED] <id>`` (its ids hold spaces: SWE-bench's ``parse_log_jest_json`` reads them
-    whole), anything but a trusted pass a failure."""
+    whole); Go: ``--- PASS: <id> (0.00s)`` or ``--- FAIL: <id> (0.00s)`` (``go test -v``'s
+    form, which SWE-bench's ``parse_log_gotest`` reads); for JavaScript and Go anything but
+    a trusted pass a failure."""
     lines = [">>>>> Start Test Output"]
     trusted = result.get("trusted", False)
     for test, outcome in sorted(result["outcomes"].items()):
         if language == "javascript":
             status = "[PASSED]" if (trusted and outcome == "passed") else "[FAILED]"
+        elif language == "go":
+            status = "--- PASS:" if (trusted and outcome == "passed") else "--- FAIL:"
+            lines.append(f"{status} {test} (0.00s)")
+            continue
         else:
             status = outcome.upper() if (trusted and outcome) else "FAILED"
         lines.append(f"{status} {test}")
@@ -1360,6 +1639,8 @@ def _args(argv):
     ap.add_argument("--plugin", help="repogym's pytest report plugin (Python tasks)")
     ap.add_argument("--launcher", help="repogym's pytest launcher (default: "
                                        f"{LAUNCHER_FILE} beside --plugin)")
+    ap.add_argument("--go-report", help="repogym's reader of Go runs (Go tasks; default: "
+                                        f"{GO_REPORT_FILE} beside this grader)")
     ap.add_argument("--patch", help="the candidate's diff (default: the working tree's "
                                     "changes to the repository)")
     ap.add_argument("--out", help="directory for reward.txt and result.json")
@@ -1368,6 +1649,21 @@ def _args(argv):
     if args.launcher is None and args.plugin is not None:
         args.launcher = os.path.join(os.path.dirname(args.plugin), LAUNCHER_FILE)
     return args
+
+
+def _go_reader(spec, path):
+    """A Go task's reader of its runs' events (None for other tasks); ValueError when it
+    cannot be loaded."""
+    if language_of(spec) != "go":
+        return None
+    path = path or os.path.join(os.path.dirname(os.path.abspath(__file__)), GO_REPORT_FILE)
+    if not os.path.isfile(path):
+        raise ValueError(f"a Go task needs --go-report (repogym's reader of Go runs): no "
+                         f"file at {path}")
+    try:
+        return load_go_report(path)
+    except (ImportError, SyntaxError) as exc:
+        raise ValueError(f"cannot load {path}: {exc}") from exc
 
 
 def main(argv=None):
@@ -1385,12 +1681,14 @@ def main(argv=None):
                            ("launcher", args.launcher)):
             if path is not None and not os.path.isfile(path):
                 raise ValueError(f"no {what} file at {path}")
+        go_report = _go_reader(spec, args.go_report)
     except (OSError, ValueError, KeyError) as exc:
         emit({**failed, "instance_id": "", "problems": [f"bad input: {exc}"]}, args.out,
              language)
         return EXIT_USAGE
     try:
-        result = grade_container(spec, args.plugin, args.launcher, args.patch, args.partial)
+        result = grade_container(spec, args.plugin, args.launcher, args.patch, args.partial,
+                                 go_report)
     except (GraderError, OSError, subprocess.SubprocessError, KeyError, TypeError) as exc:
         emit({**failed, "instance_id": spec["instance_id"],
               "problems": [f"environment error: {exc}"]}, args.out, language)

@@ -39,6 +39,15 @@ time from a sandbox of the task's environment image in its graded state
 (:mod:`repogym.datasets.exports.plans`, :mod:`repogym.toolchains.javascript.export`), so
 exporting a JavaScript task to ``harbor`` or ``swebench`` needs its environment image in the
 local Docker engine.
+
+**Go tasks** carry one too (:class:`GoPlan`, the spec's ``go``): the Go toolchain's run
+script with placeholders (scratch directory, nonce, selected folders, their ``-test.run``,
+``-test.skip`` and ``-test.timeout`` values), the canary's name, the pattern of a test
+file's top-level tests (test ids name the file that declares them) and the protection
+rules as data (:mod:`repogym.toolchains.go.export`). It depends on no file of the task, so
+it is made without Docker. Beside the grader goes ``repogym_go_report.py``
+(:mod:`repogym.toolchains.plugins.repogym_go_report`): the stdlib-only reader of a Go run's
+events that repogym's Go toolchain reads its runs with too.
 """
 
 from __future__ import annotations
@@ -66,6 +75,7 @@ from repogym.sandboxes.base import APPLY_FALLBACKS
 from repogym.schemas.arrow import TaskRow
 from repogym.schemas.records import TimeLimits
 from repogym.toolchains.base import toolchain_for
+from repogym.toolchains.go.export import grading_plan as go_grading_plan
 from repogym.toolchains.python import (
     EDITABLE_PREFIXES,
     INSTALL_METADATA,
@@ -79,10 +89,12 @@ from repogym.toolchains.python import (
 ANCHOR = TASK_DIR
 GRADER_FILE, PLUGIN_FILE, LAUNCHER_FILE, SPEC_FILE, PREPARE_FILE = (
     "grader.py", "repogym_report.py", "repogym_launch.py", "spec.json", "prepare.sh")
+GO_REPORT_FILE = "repogym_go_report.py"  # the Go run's reader (a file of toolchains.plugins)
 DEFAULT_TIMEOUT = 600.0
 GRADER_COMMAND = "python3 -I -S"  # no site-packages, no PYTHONPATH: stdlib only
-LANGUAGES = ("python", "javascript")  # the languages the in-container grader grades
-# spec fields only Python tasks use (a JavaScript task's spec.json leaves them out)
+LANGUAGES = ("python", "javascript", "go")  # the languages the in-container grader grades
+PLAN_FIELDS = {"javascript": "javascript", "go": "go"}  # language -> its plan's spec field
+# spec fields only Python tasks use (a JavaScript or Go task's spec.json leaves them out)
 PYTHON_FIELDS = frozenset({"runner_config", "startup_hooks", "install_metadata",
                            "editable_prefixes", "runner_modules", "stdlib_modules",
                            "test_dir_names", "test_file_names", "runner_changes"})
@@ -152,8 +164,12 @@ class JsCanary(BaseModel):
     tokens: dict[str, int]
 
 
-class JsProtection(BaseModel):
-    """:meth:`repogym.toolchains.javascript.JavaScriptToolchain.is_protected` as data."""
+class Protection(BaseModel):
+    """A toolchain's ``is_protected`` as data: a path is protected when its file name
+    matches one of ``name_patterns`` (Python regular expressions), a folder above it is one
+    of ``test_dirs``, or any part of it is one of ``any_part``
+    (:func:`repogym.toolchains.javascript.export.protection_rules`,
+    :func:`repogym.toolchains.go.export.protection_rules`)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -178,7 +194,32 @@ class JsPlan(BaseModel):
     reporters: dict[str, str]
     test_timeout_ms: int
     canaries: dict[str, JsCanary]
-    protection: JsProtection
+    protection: Protection
+
+
+class GoPlan(BaseModel):
+    """How a Go task's tests run (see :mod:`repogym.toolchains.go.export`)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    script: str
+    command: str
+    canary: str
+    report: str
+    build_log: str
+    test_functions: str
+    min_binary_timeout: float
+    fresh: tuple[str, ...]
+    protection: Protection
+
+
+Plan = JsPlan | GoPlan
+
+
+@functools.cache
+def go_plan() -> GoPlan:
+    """The plan of every Go task: the Go toolchain's (no sandbox needed)."""
+    return GoPlan.model_validate(go_grading_plan())
 
 
 class ContainerSpec(BaseModel):
@@ -197,9 +238,11 @@ class ContainerSpec(BaseModel):
     ``min(time_limits.run, timeout)``. ``runner_changes`` are the environment's own changes
     to the runner (not tamper).
 
-    ``language`` picks the grader's rules: ``python`` (the fields above) or ``javascript``
+    ``language`` picks the grader's rules: ``python`` (the fields above), ``javascript``
     (the test-file and runner rules, command line and canaries of ``javascript``, a
-    :class:`JsPlan`; the Python-only fields are left out of its ``spec.json``).
+    :class:`JsPlan`) or ``go`` (the run script, canary and rules of ``go``, a
+    :class:`GoPlan`); a JavaScript or Go ``spec.json`` leaves the Python-only fields out,
+    and every spec leaves out the other languages' plans.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -226,34 +269,46 @@ class ContainerSpec(BaseModel):
     time_limits: TimeLimits
     runner_changes: tuple[str, ...] = ()
     javascript: JsPlan | None = None
+    go: GoPlan | None = None
 
     @classmethod
     def of(cls, row: TaskRow, timeout: float = DEFAULT_TIMEOUT,
-           plan: JsPlan | None = None) -> ContainerSpec:
+           plan: Plan | None = None) -> ContainerSpec:
         """The spec of a dataset row (the same protected set and limits as ``verify``:
         a row without time limits gets the ceilings ``grade_in`` uses, ``timeout``);
-        ``plan``: a JavaScript task's (:func:`repogym.datasets.exports.plans.grading_plans`).
+        ``plan``: a JavaScript or Go task's
+        (:func:`repogym.datasets.exports.plans.grading_plans`; a Go task's defaults to
+        :func:`go_plan`).
 
         Raises:
-            InputError: the row's language has no in-container grader, or a JavaScript
-                row comes without its plan.
+            InputError: the row's language has no in-container grader, a JavaScript row
+                comes without its plan, or a row comes with another language's plan.
         """
         require_language(row)
+        if row.language == "go" and plan is None:
+            plan = go_plan()
         if row.language == "javascript" and plan is None:
             raise InputError(f"task {row.instance_id}: a JavaScript task needs its grading "
                              f"plan to be exported (see repogym.datasets.exports.plans)")
+        wanted = {"javascript": JsPlan, "go": GoPlan}.get(row.language)
+        if plan is not None and (wanted is None or not isinstance(plan, wanted)):
+            raise InputError(f"task {row.instance_id} is in {row.language!r}: a "
+                             f"{type(plan).__name__} does not grade it")
         return cls(instance_id=row.instance_id, language=row.language,
                    fail_to_pass=row.FAIL_TO_PASS, pass_to_pass=row.PASS_TO_PASS,
                    test_patch=row.test_patch, protected=tuple(sorted(protected_paths(row))),
                    timeout=timeout, time_limits=spec_limits(row, timeout),
                    runner_changes=row.runner_changes,
-                   javascript=plan if row.language == "javascript" else None)
+                   javascript=plan if isinstance(plan, JsPlan) else None,
+                   go=plan if isinstance(plan, GoPlan) else None)
 
     def to_json(self) -> str:
-        """``spec.json``'s text: a JavaScript spec without the Python-only fields, a Python
-        one without ``javascript``."""
-        exclude = PYTHON_FIELDS if self.language == "javascript" else {"javascript"}
-        return self.model_dump_json(indent=2, exclude=set(exclude)) + "\n"
+        """``spec.json``'s text: the language's own plan and no other's; a JavaScript or Go
+        spec without the Python-only fields."""
+        exclude = {f for lang, f in PLAN_FIELDS.items() if lang != self.language}
+        if self.language != "python":
+            exclude |= PYTHON_FIELDS
+        return self.model_dump_json(indent=2, exclude=exclude) + "\n"
 
 
 def spec_limits(row: TaskRow, timeout: float = DEFAULT_TIMEOUT) -> TimeLimits:
@@ -265,7 +320,8 @@ def require_language(row: TaskRow) -> None:
     """Raises InputError when the in-container grader cannot grade the row's language."""
     if row.language not in LANGUAGES:
         raise InputError(f"task {row.instance_id} is in {row.language!r}: the in-container "
-                         f"grader grades {' and '.join(LANGUAGES)} tasks only")
+                         f"grader grades {', '.join(LANGUAGES[:-1])} and {LANGUAGES[-1]} tasks "
+                         f"only")
 
 
 def protected_paths(row: TaskRow) -> set[str]:
@@ -286,20 +342,22 @@ def grader_source() -> bytes:
 @functools.cache
 def plugin_source(name: str = PLUGIN_FILE) -> bytes:
     """A file of ``repogym.toolchains.plugins`` as copied into tasks (the report plugin,
-    or the launcher that starts pytest with it)."""
+    the launcher that starts pytest with it, the reader of Go runs)."""
     return resources.files("repogym.toolchains.plugins").joinpath(name).read_bytes()
 
 
 def grading_files(row: TaskRow, timeout: float = DEFAULT_TIMEOUT,
-                  plan: JsPlan | None = None) -> dict[str, bytes]:
-    """``grader.py`` and ``spec.json`` for one task, and for a Python task
-    ``repogym_report.py`` and ``repogym_launch.py`` (a JavaScript task's reporter files are
-    in its spec's plan)."""
+                  plan: Plan | None = None) -> dict[str, bytes]:
+    """``grader.py`` and ``spec.json`` for one task; for a Python task also
+    ``repogym_report.py`` and ``repogym_launch.py``, for a Go task ``repogym_go_report.py``
+    (a JavaScript task's reporter files are in its spec's plan)."""
     spec = ContainerSpec.of(row, timeout, plan).to_json()
     files = {GRADER_FILE: grader_source(), SPEC_FILE: spec.encode()}
     if row.language == "python":
         files.update({PLUGIN_FILE: plugin_source(PLUGIN_FILE),
                       LAUNCHER_FILE: plugin_source(LAUNCHER_FILE)})
+    elif row.language == "go":
+        files[GO_REPORT_FILE] = plugin_source(GO_REPORT_FILE)
     return files
 
 
@@ -309,6 +367,8 @@ def grader_args(row: TaskRow, here: str) -> str:
     args = f'--spec "{here}/{SPEC_FILE}"'
     if row.language == "python":
         args += f' --plugin "{here}/{PLUGIN_FILE}" --launcher "{here}/{LAUNCHER_FILE}"'
+    elif row.language == "go":
+        args += f' --go-report "{here}/{GO_REPORT_FILE}"'
     return args
 
 

@@ -18,9 +18,11 @@ Layout of ``OUT/<instance_id>/``::
                             Python tasks)
     tests/repogym_launch.py repogym's pytest launcher (the plugin first, the configuration
                             pinned to the committed files; Python tasks)
+    tests/repogym_go_report.py  the reader of a Go run's events (Go tasks)
     tests/spec.json         the grading spec (tests, test patch, protected paths, time
                             limits; a JavaScript task's grading plan: runner command line,
-                            reporter files, canaries, protection rules)
+                            reporter files, canaries, protection rules; a Go task's: the
+                            run script, canary, protection rules)
     solution/solve.sh       applies solution/gold.patch in /repo (Harbor's oracle agent)
     solution/gold.patch     the reference fix
 
@@ -34,7 +36,8 @@ export's ``eval_script`` (or ``repogym verify``) in a fresh container instead.
 JavaScript tasks are exported the same way; their ``node_modules`` stays the environment's
 read-only link to ``/opt/deps`` (restored by the grader whatever the solver did to it).
 Exporting them reads each task's grading plan in a container of its environment image
-(:mod:`repogym.datasets.exports.plans`): the image must be in the local Docker engine.
+(:mod:`repogym.datasets.exports.plans`): the image must be in the local Docker engine. Go
+tasks too; their plan is the Go toolchain's, made without Docker.
 """
 
 from __future__ import annotations
@@ -53,6 +56,7 @@ from repogym.datasets.exports.grading import (
     REPO_DIR,
     TEST_USER,
     JsPlan,
+    Plan,
     apply_chain,
     grader_args,
     grading_files,
@@ -113,10 +117,13 @@ test files and to the test configuration are discarded.
 """
 
 
-def how_tests_run(row: TaskRow, plan: JsPlan | None = None) -> str:
+def how_tests_run(row: TaskRow, plan: Plan | None = None) -> str:
     """The instruction's words for how the task's tests run."""
+    if row.language == "go":
+        return ("`go test ./...` (Go is on the PATH; the module's dependencies are in the "
+                "environment's module cache: `export GOMODCACHE=$VIRTUAL_ENV/go/mod`)")
     if row.language == "javascript":
-        if plan is None:
+        if not isinstance(plan, JsPlan):
             return "`npm test` (Node.js is on the PATH)"
         return (f"{plan.runner} (`node_modules/.bin/{plan.runner}`; Node.js is on the PATH, "
                 f"the dependencies are installed)")
@@ -195,9 +202,9 @@ def environment_files(row: TaskRow, *, label: str = TASK_IMAGE_LABEL,
 
 
 def task_files(row: TaskRow, options: ExportOptions,
-               plan: JsPlan | None = None) -> dict[str, bytes]:
-    """Every file of one task directory, by relative path (``plan``: a JavaScript task's
-    grading plan)."""
+               plan: Plan | None = None) -> dict[str, bytes]:
+    """Every file of one task directory, by relative path (``plan``: a JavaScript or Go
+    task's grading plan)."""
     iid = row.instance_id
     fmt = dict(iid=iid, repo=REPO_DIR, logs=VERIFIER_LOGS)
     grading = grading_files(row, options.test_timeout, plan)

@@ -1,5 +1,10 @@
-"""The grading plans of JavaScript tasks, read at export time (see
-:mod:`repogym.toolchains.javascript.export` for what a plan holds).
+"""The grading plans of JavaScript and Go tasks, made at export time (see
+:mod:`repogym.toolchains.javascript.export` and :mod:`repogym.toolchains.go.export` for
+what a plan holds).
+
+A Go task's plan is the Go toolchain's own, the same for every task
+(:func:`~repogym.datasets.exports.grading.go_plan`): no sandbox is needed. A JavaScript
+task's is read as follows.
 
 A plan depends on files of the task's graded state that no dataset row holds (the
 ``package.json`` that names the runner and its arguments, the listed tests' files the
@@ -17,7 +22,7 @@ import json
 from typing import Sequence
 
 from repogym.config import Settings
-from repogym.datasets.exports.grading import JsPlan, spec_limits
+from repogym.datasets.exports.grading import JsPlan, Plan, go_plan, spec_limits
 from repogym.errors import InputError, NoTestsError, RepogymError
 from repogym.schemas.arrow import TaskRow
 
@@ -35,11 +40,12 @@ def plan_key(row: TaskRow, timeout: float) -> str:
 
 
 def grading_plans(rows: Sequence[TaskRow], timeout: float,
-                  settings: Settings | None = None) -> dict[str, JsPlan]:
-    """instance_id -> plan of every JavaScript row of ``rows`` (other rows need none).
+                  settings: Settings | None = None) -> dict[str, Plan]:
+    """instance_id -> plan of every JavaScript and Go row of ``rows`` (Python rows need
+    none).
 
     Raises:
-        InputError: a row's environment image is not in the local Docker engine, its
+        InputError: a JavaScript row's environment image is not in the local Docker engine, its
             patches do not apply there, or its project has no runner the plan can describe.
     """
     wanted = [r for r in rows if r.language == "javascript"]
@@ -49,7 +55,9 @@ def grading_plans(rows: Sequence[TaskRow], timeout: float,
             todo.setdefault(row.image, []).append(row)
     for image, group in sorted(todo.items()):
         _read_plans(image, group, timeout, settings or Settings())
-    return {r.instance_id: _CACHE[plan_key(r, timeout)] for r in wanted}
+    plans: dict[str, Plan] = {r.instance_id: _CACHE[plan_key(r, timeout)] for r in wanted}
+    plans.update({r.instance_id: go_plan() for r in rows if r.language == "go"})
+    return plans
 
 
 def _read_plans(image: str, rows: list[TaskRow], timeout: float, settings: Settings) -> None:

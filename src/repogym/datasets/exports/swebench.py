@@ -37,8 +37,9 @@ image                     the task image ``build_images.sh`` builds:
 log_parser                SWE-bench's parser registry name: ``parse_log_pytest`` (Python;
                           ``<STATUS> <nodeid>`` lines), ``parse_log_jest_json``
                           (JavaScript: ``[PASSED] <id>`` / ``[FAILED] <id>`` lines, which
-                          keep ids with spaces whole)
-language                  the task's language (``python``, ``javascript``)
+                          keep ids with spaces whole), ``parse_log_gotest`` (Go:
+                          ``--- PASS: <id> (0.00s)`` / ``--- FAIL: <id> (0.00s)`` lines)
+language                  the task's language (``python``, ``javascript``, ``go``)
 eval_type                 ``pass_and_fail``
 image_name                the environment image (repository at ``base_commit``, clean): the
                           ``eval_script`` also grades in a fresh container of it
@@ -50,13 +51,15 @@ bug_patch, kind           repogym's own: the broken state is ``base_commit`` + `
 (network off is fine), with the candidate's diff at ``$REPOGYM_PATCH`` (default
 ``/tmp/patch.diff``, where SWE-bench harnesses copy it). It unpacks an embedded bundle
 (prepare script, grader, spec, bug patch; for Python the report plugin and pytest launcher,
-for JavaScript the spec's grading plan holds the reporter files); in
+for Go the reader of its runs' events, for JavaScript the spec's grading plan holds the
+reporter files); in
 ``image_name`` it first builds the broken state
 (:data:`~repogym.datasets.exports.grading.PREPARE_SCRIPT`; a task image already holds it).
 The grader puts ``/repo`` back to the broken state itself (so a harness that already
 applied the patch in ``/testbed`` changes nothing), applies the diff, grades it with
 repogym's rules and prints ``PASSED``/``FAILED <test>`` lines (JavaScript:
-``[PASSED]``/``[FAILED] <test>``; from the trusted report only)
+``[PASSED]``/``[FAILED] <test>``, Go: ``--- PASS``/``--- FAIL: <test> (0.00s)``; from the
+trusted report only)
 between SWE-bench's ``>>>>> Start/End Test Output`` markers, then
 ``REPOGYM_REWARD=1`` or ``=0``; ``reward.txt`` and ``result.json`` go to ``$REPOGYM_OUT``
 (default ``/tmp/repogym-eval``). Exit status 0: graded; 2: bad input (no patch file); 3: the
@@ -95,7 +98,7 @@ from repogym.datasets.exports.grading import (
     PREPARE_FILE,
     PREPARE_SCRIPT,
     REPO_DIR,
-    JsPlan,
+    Plan,
     bundle,
     grader_args,
     grading_files,
@@ -119,7 +122,8 @@ TASK_IMAGE_LABEL = "task"  # LABEL repogym=task (the env image's is repogym=env)
 LOG_PARSER = "parse_log_pytest"  # our PASSED/FAILED <nodeid> lines are pytest's -rA form
 # JavaScript ids hold spaces (``file > suite > test``), which the pytest parser cuts at the
 # first one; this parser reads ``[PASSED] <id>`` / ``[FAILED] <id>`` lines whole
-LOG_PARSERS = {"python": LOG_PARSER, "javascript": "parse_log_jest_json"}
+LOG_PARSERS = {"python": LOG_PARSER, "javascript": "parse_log_jest_json",
+               "go": "parse_log_gotest"}
 EVAL_TYPE = "pass_and_fail"  # swebench.harness.constants.EvalType.PASS_AND_FAIL
 END_TEST_OUTPUT = ">>>>> End Test Output"
 
@@ -219,9 +223,9 @@ def task_image_tag(row: TaskRow, context: dict[str, bytes]) -> str:
 
 
 def eval_script(row: TaskRow, options: ExportOptions, task_image: str = "",
-                plan: JsPlan | None = None) -> str:
+                plan: Plan | None = None) -> str:
     """The bash script that grades ``$REPOGYM_PATCH`` for ``row`` (see the module docstring;
-    ``plan``: a JavaScript task's grading plan)."""
+    ``plan``: a JavaScript or Go task's grading plan)."""
     files = grading_files(row, options.test_timeout, plan)
     files[PREPARE_FILE] = PREPARE_SCRIPT.encode()
     files["bug.patch"] = row.bug_patch.encode()
@@ -236,10 +240,10 @@ def eval_script(row: TaskRow, options: ExportOptions, task_image: str = "",
 
 
 def instance(row: TaskRow, options: ExportOptions, task_image: str = "",
-             plan: JsPlan | None = None) -> dict[str, Any]:
+             plan: Plan | None = None) -> dict[str, Any]:
     """One SWE-bench instance (see the module docstring for the fields); ``task_image`` is
     its ``image`` (default: the tag :func:`task_image_tag` gives it); ``plan``: a
-    JavaScript task's grading plan."""
+    JavaScript or Go task's grading plan."""
     task_image = task_image or task_image_tag(row, image_context(row))
     return {
         "instance_id": row.instance_id,

@@ -17,7 +17,7 @@ nothing in it depends on a task's files, so it is made without a sandbox.
     the ``declare -A`` arrays of, per folder, the ``-test.run`` and ``-test.skip`` patterns
     and the ``-test.timeout`` value: ``[<folder>]=<value>`` words (shell-quoted, by folder;
     a time limit as ``<whole seconds>s``), the selection's rules those of
-    :func:`repogym.toolchains.go.plan`.
+    :func:`repogym.toolchains.go.plan` (after :func:`repogym.toolchains.go.by_file`).
 ``report``, ``build_log``
     where the script writes the run's events, and a package's build output (:data:`INDEX`:
     the package's number, which its ``repogym-package`` marker carries).
