@@ -15,7 +15,10 @@ In a sandbox on the task's environment image:
    the runner), to the files of the task's test patch and listed tests, and to the plugin
    modules the runner loaded at the clean state (``protected_files``): they are restored
    from the broken state, and files the patch added there are deleted. (A fix cannot need
-   new dependencies: the network is off.)
+   new dependencies: the network is off.) A listed test's file that is runtime source
+   (Rust's unit tests sit in ``#[cfg(test)]`` modules of the code they test) is guarded by
+   its test code only (:meth:`~repogym.toolchains.base.Toolchain.test_spans`): a patch
+   that changes those lines has the whole file restored.
 4. apply the task's ``test_patch``;
 5. run FAIL_TO_PASS + PASS_TO_PASS through the toolchain's structured report (fresh
    process, configuration pinned to the committed tree, unguessable report path, nonce,
@@ -34,6 +37,7 @@ A sandbox that breaks raises :class:`~repogym.errors.SandboxError`: it is not a 
 from __future__ import annotations
 
 import shlex
+from typing import Collection
 
 from pydantic import BaseModel, ConfigDict
 
@@ -139,7 +143,7 @@ class _GradedState:
         if not sb.apply_patch(self.patch):
             return False
         self.discarded = _discard_protected(sb, self.toolchain, broken, _protected_paths(spec),
-                                            patch_paths(self.patch))
+                                            patch_paths(self.patch), _span_guarded_paths(spec))
         if not sb.apply_patch(spec.test_patch):
             raise SandboxError(f"{spec.instance_id}: the task's test_patch does not apply")
         return True
@@ -181,16 +185,32 @@ def _graded(spec: GradingSpec, run: TestRun, wanted: set[str], discarded: list[s
 
 def _protected_paths(spec: GradingSpec) -> set[str]:
     """Exact paths a candidate patch may not change: the test patch's files, the files of
-    the listed tests, the runner's plugin modules."""
+    the listed tests (but those :func:`_span_guarded_paths` names), the runner's plugin
+    modules."""
     toolchain = toolchain_for(spec.language)
     return set(changed_lines(spec.test_patch)) | set(spec.protected_files) | {
-        toolchain.test_file(t) for t in (*spec.FAIL_TO_PASS, *spec.PASS_TO_PASS)}
+        toolchain.test_file(t) for t in (*spec.FAIL_TO_PASS, *spec.PASS_TO_PASS)
+    } - _span_guarded_paths(spec)
+
+
+def _span_guarded_paths(spec: GradingSpec) -> set[str]:
+    """The listed tests' files that are runtime source (the toolchain's unit tests sit in
+    the code they test): a patch may change them, but not their test code
+    (:meth:`~repogym.toolchains.base.Toolchain.test_spans`)."""
+    toolchain = toolchain_for(spec.language)
+    if not toolchain.unit_tests_in_sources:
+        return set()
+    whole = set(changed_lines(spec.test_patch)) | set(spec.protected_files)
+    return {p for t in (*spec.FAIL_TO_PASS, *spec.PASS_TO_PASS)
+            if (p := toolchain.test_file(t)) not in whole and toolchain.is_runtime_source(p)}
 
 
 def _discard_protected(sandbox: Sandbox, toolchain: Toolchain, broken: str,
-                       protected: set[str], named: set[str]) -> list[str]:
+                       protected: set[str], named: set[str],
+                       spans: Collection[str] = ()) -> list[str]:
     """Put every protected file the patch touched back as it is in the broken state
-    (``broken``: its tree, :func:`_tree_of`); delete the ones it added.
+    (``broken``: its tree, :func:`_tree_of`); delete the ones it added. A file of
+    ``spans`` counts as protected when the patch changed its test code.
 
     Touched = what differs from the broken state's tree plus every path the patch names: a
     file the patch also lists in ``.gitignore`` is invisible to git but still loaded by
@@ -201,10 +221,33 @@ def _discard_protected(sandbox: Sandbox, toolchain: Toolchain, broken: str,
     out = []
     for status, path in touched:
         added = status == "A" or (status == "?" and not _in_tree(sandbox, broken, path))
-        if path in protected or toolchain.is_protected(path, added=added):
+        if (path in protected or toolchain.is_protected(path, added=added)
+                or (path in spans and _test_code_changed(sandbox, toolchain, broken, path))):
             out.append(path)
             _restore(sandbox, broken, path, added)
     return out
+
+
+def _test_code_changed(sandbox: Sandbox, toolchain: Toolchain, tree: str, path: str) -> bool:
+    """Whether the test code of ``path`` (its ``test_spans``' lines, in order) differs
+    from what it is in ``tree``."""
+    copy = sandbox.scratch_path(".rs")  # read as a file: an exec's output is capped
+    shown = sandbox.exec(f"git cat-file -p {shlex.quote(f'{tree}:{path}')} > {copy}",
+                         timeout=60)
+    try:
+        before = sandbox.read_file(copy).decode("utf-8", errors="replace") if shown.ok else ""
+        now = sandbox.read_file(path).decode("utf-8", errors="replace")
+    except FileNotFoundError:
+        return shown.ok
+    finally:
+        sandbox.exec(["rm", "-f", copy], timeout=60)
+    return _test_code(toolchain, path, before) != _test_code(toolchain, path, now)
+
+
+def _test_code(toolchain: Toolchain, path: str, text: str) -> list[str]:
+    lines = text.splitlines()
+    return [line.strip() for start, end in toolchain.test_spans(path, text)
+            for line in lines[start - 1:end]]
 
 
 def _tree_of(sandbox: Sandbox) -> str:

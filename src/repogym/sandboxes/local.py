@@ -162,9 +162,13 @@ def install_home(home: Path) -> dict[str, str]:
         if (real / rel).is_file():
             (home / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(real / rel, home / rel)
-    return {"HOME": str(home), "XDG_CACHE_HOME": str(home / ".cache"),
-            "XDG_DATA_HOME": str(home / ".local" / "share"),
-            "XDG_CONFIG_HOME": str(home / ".config")}
+    env = {"HOME": str(home), "XDG_CACHE_HOME": str(home / ".cache"),
+           "XDG_DATA_HOME": str(home / ".local" / "share"),
+           "XDG_CONFIG_HOME": str(home / ".config")}
+    if "RUSTUP_HOME" not in os.environ and (real / ".rustup").is_dir():
+        # rustup's cargo and rustc are proxies that find their toolchains in the home
+        env["RUSTUP_HOME"] = str(real / ".rustup")
+    return env
 
 
 @contextmanager

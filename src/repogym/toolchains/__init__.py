@@ -4,5 +4,6 @@ from repogym.toolchains.base import TOOLCHAINS, Toolchain, detect_toolchain, too
 from repogym.toolchains.go import GoToolchain
 from repogym.toolchains.javascript import JavaScriptToolchain
 from repogym.toolchains.python import PythonToolchain
+from repogym.toolchains.rust import RustToolchain
 
-__all__ = ["TOOLCHAINS", "Toolchain", "GoToolchain", "JavaScriptToolchain", "PythonToolchain", "detect_toolchain", "toolchain_for"]
+__all__ = ["TOOLCHAINS", "Toolchain", "GoToolchain", "JavaScriptToolchain", "PythonToolchain", "RustToolchain", "detect_toolchain", "toolchain_for"]

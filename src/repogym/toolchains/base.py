@@ -67,6 +67,7 @@ class Toolchain(ABC):
     language: ClassVar[str]  # the language its tasks are in (a dataset column)
     source_suffixes: ClassVar[tuple[str, ...]] = ()  # its language's source files
     not_runtime_names: ClassVar[frozenset[str]] = frozenset()  # build or runner scripts
+    unit_tests_in_sources: ClassVar[bool] = False  # see test_spans
 
     @abstractmethod
     def detect(self, repo: Path) -> bool:
@@ -147,6 +148,17 @@ class Toolchain(ABC):
         module = str(PurePosixPath(path).with_suffix("")).removesuffix("/__init__")
         module = module.replace("/", ".").removeprefix("src.").removeprefix("lib.")
         return f"{module}.{function}" if function else module
+
+    def test_spans(self, path: str, text: str) -> tuple[tuple[int, int], ...]:
+        """The lines (1-based, both ends included) of the repo-relative ``path``, whose
+        text is ``text``, that are test code inside a runtime source file (Rust's
+        ``#[cfg(test)]`` modules): a synthetic bug must not go there, and a graded patch
+        may not change them. Default none: the language's tests live in test files.
+
+        A toolchain that returns spans sets ``unit_tests_in_sources``: its test ids may
+        then name runtime source files (:meth:`test_file`), which grading guards by these
+        spans instead of protecting the whole file (where the fix goes too)."""
+        return ()
 
     def is_protected(self, path: str, *, added: bool = False) -> bool:
         """True when a graded patch may not change the repo-relative ``path`` (``added``:
