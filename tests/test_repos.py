@@ -35,6 +35,20 @@ def test_not_a_git_repo(tmp_path):
         clone(RepoSpec(source=str(tmp_path / "plain")), tmp_path / "cache")
 
 
+def test_a_bundle_is_a_source_and_a_plain_file_is_not(make_git_repo, tmp_path):
+    src = make_git_repo({"a.py": "x = 1\n"})
+    bundle = tmp_path / "owner+demo.bundle"
+    git(src, "bundle", "create", str(bundle), "HEAD", "--all")
+    checkout = clone(RepoSpec(source=str(bundle)), tmp_path / "cache")
+    assert checkout.commit == git(src, "rev-parse", "HEAD") and checkout.name == "owner_demo"
+    assert (checkout.path / "a.py").read_text() == "x = 1\n"
+    again = clone(RepoSpec(source=str(bundle)), tmp_path / "cache")  # the refresh path
+    assert again.commit == checkout.commit
+    (tmp_path / "notes.txt").write_text("hello\n")
+    with pytest.raises(SourceError, match="not a git repository or bundle"):
+        clone(RepoSpec(source=str(tmp_path / "notes.txt")), tmp_path / "cache")
+
+
 def test_missing_path(tmp_path):
     with pytest.raises(SourceError, match="no such path"):
         clone(RepoSpec(source=str(tmp_path / "nope")), tmp_path / "cache")

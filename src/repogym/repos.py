@@ -36,7 +36,7 @@ def repo_name(source: str) -> str:
         parts = [p for p in path.removesuffix(".git").split("/") if p]
         name = "__".join(parts[-2:]) if len(parts) >= 2 else (parts[-1] if parts else "repo")
     else:
-        name = Path(source).resolve().name
+        name = Path(source).resolve().name.removesuffix(".bundle")
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("._-").lower() or "repo"
 
 
@@ -44,6 +44,12 @@ def _local_source(source: str) -> str:
     path = Path(source).expanduser()
     if not path.exists():
         raise SourceError(f"{source}: no such path")
+    if path.is_file():  # a git bundle (``git bundle create``): cloned as any repository
+        try:
+            git.Git().bundle("list-heads", str(path.resolve()))
+        except git.GitCommandError:
+            raise SourceError(f"{source}: not a git repository or bundle") from None
+        return str(path.resolve())
     try:
         git.Repo(path, search_parent_directories=False)
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
