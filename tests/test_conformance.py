@@ -16,9 +16,7 @@ from repogym.toolchains import TOOLCHAINS
 REPOS = Path(__file__).resolve().parents[2] / "shared" / "repos"
 # one real repository per language, with a quick suite
 SUBJECTS = {"python": "un33k+python-slugify", "javascript": "jshttp+mime-types",
-            "go": "google+uuid", "rust": "rust-lang+glob"}
-# languages whose toolchain is in, ahead of the mutators the suite's synthetic tasks need
-NO_MUTATORS_YET = {"rust"}
+            "go": "google+uuid", "rust": "rust-lang+glob", "java": "apache+commons-cli"}
 
 
 def test_every_registered_language_has_a_subject() -> None:
@@ -27,10 +25,7 @@ def test_every_registered_language_has_a_subject() -> None:
 
 @pytest.mark.docker
 @pytest.mark.slow
-@pytest.mark.parametrize("language", [
-    pytest.param(lang, marks=pytest.mark.skip(reason="no mutators for the language yet: "
-                                              "no synthetic candidate to accept"))
-    if lang in NO_MUTATORS_YET else lang for lang in sorted(SUBJECTS)])
+@pytest.mark.parametrize("language", sorted(SUBJECTS))
 def test_toolchain_conforms(language: str, tmp_path: Path, base_image: str) -> None:
     source = tmp_path / SUBJECTS[language]
     subprocess.run(["git", "clone", "-q", str(REPOS / f"{SUBJECTS[language]}.bundle"),

@@ -48,6 +48,9 @@ VERIFIER_SOURCES = (
     ("repogym.toolchains.plugins", "repogym_launch.py"),
     ("repogym.toolchains.plugins", "repogym_go_report.py"),
     ("repogym.judges", "probes_js.py"), ("repogym.judges", "probes_go.py"),
+    ("repogym.judges", "probes_rust.py"),
+    *(("repogym.toolchains.rust", name) for name in (
+        "__init__.py", "report.py", "runner.py", "files.py", "scan.py")),
     *(("repogym.toolchains.go", name) for name in (
         "__init__.py", "report.py", "script.py", "files.py")),
     *(("repogym.toolchains.javascript", name) for name in (

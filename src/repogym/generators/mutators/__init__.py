@@ -78,6 +78,58 @@ calls       go_swap_arguments      ``f(a, b)`` -> ``f(b, a)`` (arguments of one 
 calls       go_break_call_chain    ``strings.ToLower(s)`` -> ``s``, ``t.UTC()`` dropped
 ==========  =====================  =======================================================
 
+The ``java`` family (package :mod:`repogym.generators.mutators.java`; every mutator
+proposes only what still compiles as far as the file shows: no string ``-``, no variable
+read unassigned, no ``catch`` left catching what nothing throws, no missing ``return``,
+no unreachable code; never in test files, ``toString()``, ``hashCode()`` or logging):
+
+==========  ========================  ====================================================
+module      name                      bug
+==========  ========================  ====================================================
+operators   java_comparison_flip      ``<``↔``>=``, ``>``↔``<=``, ``==``↔``!=``
+operators   java_arithmetic_swap      ``+``↔``-``, ``*``↔``/``, ``%``→``*`` (``+`` on numbers only)
+operators   java_bitwise_swap         ``&``↔``|``, ``^``→``&``, ``<<``↔``>>``, ``>>>``→``<<``
+operators   java_logical_swap         ``&&``↔``||``
+operators   java_update_flip          ``i++``↔``i--`` inside a loop
+conditions  java_negate_condition     ``if (c)`` -> ``if (!c)`` (also while/do/for)
+conditions  java_invert_if_else       the if and else branches trade places
+conditions  java_ternary_swap         ``c ? a : b`` -> ``c ? b : a``
+literals    java_off_by_one           ``n`` -> ``n±1`` in comparisons, indexes, ``substring()``...
+literals    java_constant_swap        ``true``↔``false``, ``0``↔``1``, ``n``→``n+1``
+statements  java_remove_statement     a call, assignment or ``i++`` statement is dropped
+statements  java_remove_early_return  an early ``return`` (inside an if/loop/switch) is dropped
+statements  java_return_value         ``return x`` -> ``return null`` (``0``, ``false``)
+blocks      java_remove_conditional   an ``if`` without else is dropped with its body
+calls       java_swap_arguments       ``f(a, b)`` -> ``f(b, a)`` (arguments of one type)
+calls       java_break_call_chain     ``s.trim().toLowerCase()`` -> ``s.trim()``
+==========  ========================  ====================================================
+
+The ``rust`` family (package :mod:`repogym.generators.mutators.rust`; only function
+bodies outside test code, macros, ``const`` items and ``unsafe`` blocks; the mutators that
+take code away or depend on types only propose what still builds as far as the file
+shows: no block whose type changes, no local left unused, uninitialised or uninferable,
+no ``-`` on a ``String``):
+
+==========  ======================  ======================================================
+module      name                    bug
+==========  ======================  ======================================================
+operators   rs_comparison_flip      ``<``↔``>=``, ``>``↔``<=``, ``==``↔``!=``
+operators   rs_arithmetic_swap      ``+``↔``-``, ``*``↔``/``, ``%``→``*`` (numbers only)
+operators   rs_bitwise_swap         ``&``↔``|``, ``^``→``&``, ``<<``↔``>>``
+operators   rs_logical_swap         ``&&``↔``||``
+conditions  rs_negate_condition     ``if c`` -> ``if !c`` (also ``while``; not ``if let``)
+conditions  rs_invert_if_else       the if and else branches trade places
+literals    rs_off_by_one           ``n`` -> ``n±1`` in comparisons, indexes, ranges; ``..``↔``..=``
+literals    rs_constant_swap        ``true``↔``false``, ``0``↔``1`` (as a value)
+statements  rs_remove_statement     a call, assignment or ``x += 1`` statement is dropped
+statements  rs_remove_early_return  an early ``return`` (inside an if/loop/match) is dropped
+statements  rs_return_value         ``Some(x)`` -> ``None``, ``!b``, ``0``, ``String::new()``
+blocks      rs_remove_conditional   an ``if`` without else is dropped with its body
+blocks      rs_match_arm_swap       two match arms' literal values trade places
+calls       rs_swap_arguments       ``f(a, b)`` -> ``f(b, a)`` (arguments of one type)
+calls       rs_break_call_chain     ``s.trim().trim_matches('x')`` -> ``s.trim()``, ``.rev()``
+==========  ======================  ======================================================
+
 The contract is :class:`~repogym.generators.mutators.base.Mutator`; what counts as
 runtime code is in :mod:`repogym.generators.mutators.runtime`; the text edits shared by
 statement-level mutators are in :mod:`repogym.generators.mutators.edits`. What the
@@ -97,8 +149,11 @@ from repogym.generators.mutators import (  # noqa: I001 - grammars before their 
     statements,
     ecmascript,
     golang,
+    rust,
+    java,
 )
 from repogym.generators.mutators.base import MUTATORS, Mutator, NodeMutator, Site
 
 __all__ = ["MUTATORS", "Mutator", "NodeMutator", "Site", "python_grammar", "blocks", "calls", "conditions",
-           "ecmascript", "exceptions", "golang", "literals", "operators", "statements"]
+           "ecmascript", "exceptions", "golang", "java", "literals", "operators", "rust",
+           "statements"]
