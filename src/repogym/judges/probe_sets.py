@@ -51,6 +51,11 @@ VERIFIER_SOURCES = (
     ("repogym.judges", "probes_rust.py"),
     *(("repogym.toolchains.rust", name) for name in (
         "__init__.py", "report.py", "runner.py", "files.py", "scan.py")),
+    ("repogym.judges", "probes_java.py"),
+    *(("repogym.toolchains.java", name) for name in (
+        "__init__.py", "report.py", "script.py", "files.py")),
+    *(("repogym.toolchains.java.maven", name) for name in (
+        "Run.java", "Adapt.java", "Participant.java", "Spy.java")),
     *(("repogym.toolchains.go", name) for name in (
         "__init__.py", "report.py", "script.py", "files.py")),
     *(("repogym.toolchains.javascript", name) for name in (

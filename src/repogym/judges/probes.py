@@ -509,4 +509,4 @@ def probe_patches(ctx: ProbeContext, names: Sequence[str] | None = None) -> dict
     return out
 
 
-from repogym.judges import probes_go, probes_js, probes_rust  # noqa: E402,F401 - register theirs
+from repogym.judges import probes_go, probes_java, probes_js, probes_rust  # noqa: E402,F401 - register theirs
