@@ -112,7 +112,7 @@ def _check_run(run: TestRun, repo: str, index: int) -> None:
     if run.timed_out:
         raise TestRunError(f"{repo}: baseline run {index + 1} timed out after {run.duration:.0f}s")
     if not run.results and run.finished:
-        raise NoTestsError(f"{repo}: pytest collected no tests")
+        raise NoTestsError(f"{repo}: the test run collected no tests")
     if not run.trusted:
         why = "; ".join(run.problems) or "the test run ended without a complete report"
         if run.culprits:

@@ -67,7 +67,7 @@ def coverage_script(scratch: str, tops: dict[str, set[str]] | None) -> str:
         '  [ -n "$pkg" ] || continue',
         '  i=$((i+1)); rel=${dir#"$PWD"}; rel=${rel#/}; [ -n "$rel" ] || rel=.',
         '  bin="$S/bin/$i.test"',
-        '  go test -c -cover -covermode=set -coverpkg="$mod/..." -o "$bin" "$pkg" '
+        '  go test -c -vet=off -cover -covermode=set -coverpkg="$mod/..." -o "$bin" "$pkg" '
         '>/dev/null 2>&1 || continue',
         '  [ -x "$bin" ] || continue',
         '  k=0',
