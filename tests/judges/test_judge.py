@@ -171,6 +171,33 @@ def test_mined_fix_whose_states_collect_no_test_is_not_a_no_op(world):
     assert "collects no test" in j.verdict.detail
 
 
+# a test that fails in both states and leaves state behind that makes a later test fail
+# in the broken state only; alone (as grading runs the task's tests) that test passes there
+POLLUTER = ("\n\nSEEN = []\n\n\ndef test_aa_pollutes():\n    SEEN.append(1)\n"
+            "    assert False\n\n\ndef test_first_n_after():\n"
+            "    assert first_n(SEEN, len(SEEN) - 1) == SEEN[:-1]\n")
+
+
+def test_a_mined_fix_whose_tests_fail_only_beside_an_unlisted_test_is_a_no_op(world):
+    """Grading runs F2P + P2P alone: a test that failed before the fix only because a test
+    the task does not list (it fails with the fix too) ran first would pass there with no
+    patch at all. The broken state runs again without that test, and nothing is left."""
+    polluted = OLD_PROJECT["tests/test_ops.py"] + POLLUTER
+    tests = unified_diff("tests/test_ops.py", OLD_PROJECT["tests/test_ops.py"], polluted)
+    j = world.judge(mined(test_patch=tests))
+    assert (j.verdict.status, j.verdict.reason) == (Status.reject, "no_op"), j.verdict
+    assert "when run as graded" in j.verdict.detail and "test_aa_pollutes" in j.verdict.detail
+
+
+def test_a_mined_fix_keeps_only_the_tests_that_fail_as_graded(world):
+    tests = unified_diff("tests/test_ops.py", OLD_PROJECT["tests/test_ops.py"], TESTS + POLLUTER)
+    j = world.judge(mined(test_patch=tests))
+    assert j.verdict.status is Status.accept, j.verdict
+    assert j.verdict.fail_to_pass == ("tests/test_ops.py::test_first_n",)
+    assert "tests/test_ops.py::test_first_n_after" in j.verdict.pass_to_pass
+    assert "tests/test_ops.py::test_aa_pollutes" not in j.verdict.pass_to_pass
+
+
 LOOKUP = ("    import socket\n    try:\n        socket.getaddrinfo('repogym-nowhere.invalid', 80)\n"
           "    except OSError:\n        pass\n")
 

@@ -377,7 +377,30 @@ class Judge:
                               f"{odd[bad[0]]}")
             raise _Reject(Status.reject, Reason.no_op.code(),
                           "no test fails before the fix and passes after")
-        return broken, f2p, sorted(t for t in always if not reach(t) or _passed(broken, t))
+        p2p = sorted(t for t in always if not reach(t) or _passed(broken, t))
+        return self._as_graded(cand, broken, f2p, p2p)
+
+    def _as_graded(self, cand: Candidate, broken: TestRun, f2p: list[str],
+                   p2p: list[str]) -> tuple[TestRun, list[str], list[str]]:
+        """F2P as grading will see it. Grading runs F2P + P2P only; the broken run ran
+        more, and a test the task lists neither way -- one that fails with the fix too --
+        can take others down with it (a Go test that panics ends its package's binary, and
+        the tests after it never run). When the broken run had such a test, the broken
+        state runs again without those tests (what it ran, less them): an F2P test that
+        passes there is not one (it passes in both states, so it is P2P), and none left is
+        a no-op."""
+        graded = set(f2p) | set(p2p)
+        outside = {t for t in broken.results if t not in graded and not _passed(broken, t)}
+        outside |= {t for t in (broken.died_in, *broken.culprits) if t and t not in graded}
+        if not outside:
+            return broken, f2p, p2p
+        alone = self._broken_run(cand, {t for t in broken.results if t in graded} | set(f2p))
+        passing = {t for t in f2p if _passed(alone, t)}
+        if len(passing) == len(f2p):
+            raise _Reject(Status.reject, Reason.no_op.code(),
+                          f"the tests that fail before the fix pass without it when run as "
+                          f"graded (without {sorted(outside)[0]}, which fails either way)")
+        return alone, [t for t in f2p if t not in passing], sorted(set(p2p) | passing)
 
     def _mined_scope(self, cand: Candidate) -> set[str] | None:
         """Test ids and test files that can change outcome with the fix (None: all): the
