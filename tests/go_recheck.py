@@ -50,9 +50,9 @@ def recheck(source: Path, workdir: Path, row: Any) -> None:
     as the host's ``go test`` says in a fresh clone of ``source``."""
     repo = workdir / f"recheck-{row.instance_id}"
     subprocess.run(["git", "clone", "-q", str(source), str(repo)], check=True)
-    subprocess.run(["git", "checkout", "-q", row.base_commit], cwd=repo, check=True)
-    project = GoProject.read(repo)
+    project = GoProject.read(repo)  # as the environment was made: at the source's HEAD
     assert project is not None
+    subprocess.run(["git", "checkout", "-q", row.base_commit], cwd=repo, check=True)
     if not project.declared:
         subprocess.run(["go", "mod", "init", project.module], cwd=repo, env=ENV, check=True,
                        capture_output=True)
