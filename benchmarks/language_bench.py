@@ -11,6 +11,10 @@ For each source (a git bundle, a bare mirror or a working tree) in one run: clon
 3 oracle runs, the probe set once per image). A source whose environment does not build, or
 whose suite does not run, is a row with the stage and the error: that is the set-up figure.
 
+``--env-only`` sources get set-up rows only: clone, toolchain, env image, baseline
+(``--env-baseline-runs`` runs, default 1), no coverage, candidates or judging; their
+candidates and judge columns are 0 and their ``mode`` is ``env-only``.
+
 Writes ``benchmarks/results/language_bench-<date>-<label>.{json,md}``: one row per
 repository (toolchain, runner, built, env and baseline seconds, tests and passing, candidates,
 accepted, judge seconds per candidate) and the yield per mutator over all of them.
@@ -37,6 +41,7 @@ RESULTS = Path(__file__).parent / "results"
 @dataclass
 class Row:
     source: str
+    mode: str = "full"  # or "env-only": build and baseline, no candidates
     repo: str = ""
     language: str = ""
     runner: str = ""
@@ -44,6 +49,7 @@ class Row:
     stage: str = ""  # where it stopped, when it did
     error: str = ""
     env_s: float = 0.0
+    image_reused: bool = False  # env s is then the cache lookup, not a build
     baseline_s: float = 0.0
     tests: int = 0
     passing: int = 0
@@ -64,13 +70,21 @@ def clone(source: str, out: Path) -> Path:
     dest = out / "repos" / name
     if not dest.exists():
         dest.parent.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["git", "clone", "-q", source, str(dest)], check=True)
+        try:
+            subprocess.run(["git", "clone", "-q", source, str(dest)], check=True)
+        except subprocess.CalledProcessError:
+            subprocess.run(["rm", "-rf", str(dest)], check=False)  # no half checkout
+            raise
     return dest
 
 
 def bench(source: str, settings: Settings) -> Row:
     row = Row(source=source)
-    path = clone(source, settings.out)
+    try:
+        path = clone(source, settings.out)
+    except subprocess.CalledProcessError as exc:
+        row.stage, row.error = "clone", f"git clone exited {exc.returncode}"
+        return row
     try:
         summary = run_repo(RepoSpec(source=str(path)), settings)
     except RepogymError as exc:
@@ -81,16 +95,52 @@ def bench(source: str, settings: Settings) -> Row:
     return row
 
 
-def fill(row: Row, s: RunSummary, path: Path) -> None:
+def bench_env_only(source: str, settings: Settings) -> Row:
+    """Set-up only: prepare, build the env image, record the baseline; nothing after."""
+    from repogym.pipeline import baseline_in, build_env, prepare, provider_for
+
+    row = Row(source=source, mode="env-only")
+    try:
+        path = clone(source, settings.out)
+    except subprocess.CalledProcessError as exc:
+        row.stage, row.error = "clone", f"git clone exited {exc.returncode}"
+        return row
+    stage = "clone"
+    try:
+        prepared = prepare(RepoSpec(source=str(path)), settings)
+        row.repo = prepared.checkout.name
+        describe(row, path)
+        provider = provider_for(settings)
+        stage, t = "env", time.monotonic()
+        env = build_env(provider, prepared, settings)
+        row.env_s = round(time.monotonic() - t, 2)
+        row.built, row.image_reused = True, env.reused
+        stage, t = "baseline", time.monotonic()
+        base = baseline_in(provider, env, prepared, settings)
+        row.baseline_s = round(time.monotonic() - t, 2)
+    except RepogymError as exc:
+        row.stage = f"{stage}: {type(exc).__name__}"
+        row.error = str(exc).splitlines()[0][:300]
+        return row
+    row.tests, row.passing = len(base.outcomes), len(base.passing)
+    return row
+
+
+def describe(row: Row, path: Path) -> None:
     from repogym.toolchains import detect_toolchain
     from repogym.toolchains.javascript.project import Project
 
     toolchain = detect_toolchain(path)
     row.language = toolchain.language
     project = Project.read(path) if toolchain.language == "javascript" else None
-    row.runner = project.runner() if project else {"python": "pytest", "go": "go test"}.get(
+    row.runner = project.runner() if project else {
+        "python": "pytest", "go": "go test", "rust": "cargo test", "java": "maven"}.get(
         toolchain.language, toolchain.language)
-    row.repo, row.built = s.repo, True
+
+
+def fill(row: Row, s: RunSummary, path: Path) -> None:
+    describe(row, path)
+    row.repo, row.built, row.image_reused = s.repo, True, s.image_reused
     row.env_s, row.baseline_s = s.stage_seconds.get("env", 0.0), s.stage_seconds.get(
         "baseline", 0.0)
     row.tests, row.passing = s.baseline_tests, s.baseline_passing
@@ -110,17 +160,27 @@ def per_mutator(rows: list[Row]) -> dict[str, dict[str, int]]:
 
 def markdown(rows: list[Row], label: str, seconds: float) -> str:
     lines = [f"# Language benchmark: {label}", "",
-             "| repository | runner | built | env s | baseline s | tests | passing | "
+             "| repository | mode | runner | built | env s | baseline s | tests | passing | "
              "candidates | accepted | judge s/cand | stopped at |",
-             "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+             "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
     for r in rows:
-        stop = f"{r.stage}: {r.error}" if r.stage else ""
-        lines.append(f"| {r.repo or r.source} | {r.runner} | {'yes' if r.built else 'no'} | "
+        stop = f"{r.stage}: {r.error}".replace("|", "\\|") if r.stage else ""
+        stop = stop or ("image reused" if r.image_reused else "")
+        lines.append(f"| {r.repo or r.source} | {r.mode} | {r.runner} | "
+                     f"{'yes' if r.built else 'no'} | "
                      f"{r.env_s:.1f} | {r.baseline_s:.1f} | {r.tests} | {r.passing} | "
                      f"{r.candidates} | {r.accepted} | {r.judge_per_candidate:.2f} | {stop} |")
     ok = sum(1 for r in rows if r.built and r.passing)
+    full = [r for r in rows if r.mode == "full" and r.candidates]
+    cands = sum(r.candidates for r in full)
+    judge = sum(r.judge_s for r in full)
     lines += ["", f"Set up (built, some test passing): {ok} of {len(rows)}. "
-                  f"Wall time {seconds:.0f} s.", "", "| mutator | candidates | accepted | yield |",
+                  f"Wall time {seconds:.0f} s."]
+    if cands:
+        lines.append(f"Judged: {cands} candidates in {len(full)} repositories, "
+                     f"{sum(r.accepted for r in full)} accepted, "
+                     f"{judge / cands:.2f} judge s per candidate.")
+    lines += ["", "| mutator | candidates | accepted | yield |",
               "| --- | ---: | ---: | ---: |"]
     for name, c in per_mutator(rows).items():
         share = c["accepted"] / c["candidates"] if c["candidates"] else 0.0
@@ -130,7 +190,16 @@ def markdown(rows: list[Row], label: str, seconds: float) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--sources", required=True, help="comma-separated git sources")
+    ap.add_argument("--sources", default="", help="comma-separated git sources")
+    ap.add_argument("--env-only", default="",
+                    help="comma-separated git sources to set up only (no candidates)")
+    ap.add_argument("--env-baseline-runs", type=int, default=1,
+                    help="baseline runs for the --env-only sources (default 1)")
+    ap.add_argument("--env-first", action="store_true",
+                    help="run the --env-only sources before the --sources ones")
+    ap.add_argument("--append", action="store_true",
+                    help="keep the rows of the same day's results file with this label and "
+                         "run only the sources it has no row for")
     ap.add_argument("--label", default="now")
     ap.add_argument("--max-candidates", type=int, default=10)
     ap.add_argument("--out", type=Path, default=Path("/tmp/repogym-lang"))
@@ -139,22 +208,40 @@ def main() -> None:
     settings = Settings(out=args.out, generators=("procedural",),
                         max_candidates=args.max_candidates, max_combined=0)
     start = time.monotonic()
-    rows = []
-    for source in [s for s in args.sources.split(",") if s]:
-        row = bench(source, settings)
-        print(json.dumps(asdict(row))[:400], flush=True)
-        rows.append(row)
-    seconds = time.monotonic() - start
     stamp = time.strftime("%Y-%m-%d")
     args.results.mkdir(parents=True, exist_ok=True)
     base = args.results / f"language_bench-{stamp}-{args.label}"
-    base.with_suffix(".json").write_text(json.dumps(
-        {"label": args.label, "seconds": seconds, "rows": [asdict(r) for r in rows],
-         "per_mutator": per_mutator(rows)}, indent=2))
-    text = markdown(rows, args.label, seconds)
-    base.with_suffix(".md").write_text(text)
+    env_settings = settings.model_copy(update={"baseline_runs": args.env_baseline_runs})
+    full = [(s, bench, settings) for s in args.sources.split(",") if s]
+    env = [(s, bench_env_only, env_settings) for s in args.env_only.split(",") if s]
+    todo = env + full if args.env_first else full + env
+    rows: list[Row] = []
+    if args.append and base.with_suffix(".json").exists():  # go on with an earlier run's rows
+        old = json.loads(base.with_suffix(".json").read_text())
+        rows = [Row(**r) for r in old["rows"]]
+        start -= old["seconds"]
+        todo = [t for t in todo if t[0] not in {r.source for r in rows}]
+        todo = [("", None, None)] * len(rows) + todo  # so "partial" counts the earlier rows
+    text = write(base, args.label, rows, time.monotonic() - start,
+                 any(t[1] for t in todo))
+    for source, fn, how in todo:
+        if fn is None:
+            continue
+        row = fn(source, how)
+        print(json.dumps(asdict(row))[:400], flush=True)
+        rows.append(row)
+        # written after every row: a run stopped early keeps the rows it finished
+        text = write(base, args.label, rows, time.monotonic() - start, len(rows) < len(todo))
     print(text)
 
+
+def write(base: Path, label: str, rows: list[Row], seconds: float, partial: bool) -> str:
+    base.with_suffix(".json").write_text(json.dumps(
+        {"label": label, "seconds": seconds, "partial": partial,
+         "rows": [asdict(r) for r in rows], "per_mutator": per_mutator(rows)}, indent=2))
+    text = markdown(rows, label + (" (partial: stopped early)" if partial else ""), seconds)
+    base.with_suffix(".md").write_text(text)
+    return text
 
 if __name__ == "__main__":
     main()
