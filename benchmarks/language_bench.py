@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import subprocess
 import time
 from collections import defaultdict
@@ -63,7 +64,8 @@ class Row:
         return self.judge_s / self.candidates if self.candidates else 0.0
 
 
-def clone(source: str, out: Path) -> Path:
+def clone(source: str, out: Path) -> Path | str:
+    """The source's clone under ``out`` (made once), or why it could not be made."""
     name = Path(source).name.removesuffix(".bundle")
     if name in ("repo", ".git"):
         name = Path(source).parent.name if name == "repo" else Path(source).parents[1].name
@@ -72,18 +74,17 @@ def clone(source: str, out: Path) -> Path:
         dest.parent.mkdir(parents=True, exist_ok=True)
         try:
             subprocess.run(["git", "clone", "-q", source, str(dest)], check=True)
-        except subprocess.CalledProcessError:
-            subprocess.run(["rm", "-rf", str(dest)], check=False)  # no half checkout
-            raise
+        except subprocess.CalledProcessError as exc:
+            shutil.rmtree(dest, ignore_errors=True)  # no half checkout
+            return f"git clone exited {exc.returncode}"
     return dest
 
 
 def bench(source: str, settings: Settings) -> Row:
     row = Row(source=source)
-    try:
-        path = clone(source, settings.out)
-    except subprocess.CalledProcessError as exc:
-        row.stage, row.error = "clone", f"git clone exited {exc.returncode}"
+    path = clone(source, settings.out)
+    if isinstance(path, str):
+        row.stage, row.error = "clone", path
         return row
     try:
         summary = run_repo(RepoSpec(source=str(path)), settings)
@@ -100,10 +101,9 @@ def bench_env_only(source: str, settings: Settings) -> Row:
     from repogym.pipeline import baseline_in, build_env, prepare, provider_for
 
     row = Row(source=source, mode="env-only")
-    try:
-        path = clone(source, settings.out)
-    except subprocess.CalledProcessError as exc:
-        row.stage, row.error = "clone", f"git clone exited {exc.returncode}"
+    path = clone(source, settings.out)
+    if isinstance(path, str):
+        row.stage, row.error = "clone", path
         return row
     stage = "clone"
     try:
@@ -221,17 +221,13 @@ def main() -> None:
         rows = [Row(**r) for r in old["rows"]]
         start -= old["seconds"]
         todo = [t for t in todo if t[0] not in {r.source for r in rows}]
-        todo = [("", None, None)] * len(rows) + todo  # so "partial" counts the earlier rows
-    text = write(base, args.label, rows, time.monotonic() - start,
-                 any(t[1] for t in todo))
-    for source, fn, how in todo:
-        if fn is None:
-            continue
+    text = write(base, args.label, rows, time.monotonic() - start, bool(todo))
+    for left, (source, fn, how) in enumerate(todo, start=1):
         row = fn(source, how)
         print(json.dumps(asdict(row))[:400], flush=True)
         rows.append(row)
         # written after every row: a run stopped early keeps the rows it finished
-        text = write(base, args.label, rows, time.monotonic() - start, len(rows) < len(todo))
+        text = write(base, args.label, rows, time.monotonic() - start, left < len(todo))
     print(text)
 
 
@@ -242,6 +238,7 @@ def write(base: Path, label: str, rows: list[Row], seconds: float, partial: bool
     text = markdown(rows, label + (" (partial: stopped early)" if partial else ""), seconds)
     base.with_suffix(".md").write_text(text)
     return text
+
 
 if __name__ == "__main__":
     main()
