@@ -19,7 +19,9 @@ In a sandbox on the task's environment image:
    (Rust's unit tests sit in ``#[cfg(test)]`` modules of the code they test) is guarded by
    its test code only (:meth:`~repogym.toolchains.base.Toolchain.test_spans`): a patch
    that changes those lines has the whole file restored.
-4. apply the task's ``test_patch``;
+4. apply the task's ``test_patch`` (when it does not apply because the patch changed the
+   lines next to the tests it adds to a span-guarded source file, the patch scores 0 as
+   one that does not apply);
 5. run FAIL_TO_PASS + PASS_TO_PASS through the toolchain's structured report (fresh
    process, configuration pinned to the committed tree, unguessable report path, nonce,
    exit code cross-checked, the runner's integrity checked, evidence that each test's body
@@ -142,9 +144,11 @@ class _GradedState:
         broken = _tree_of(sb)
         if not sb.apply_patch(self.patch):
             return False
-        self.discarded = _discard_protected(sb, self.toolchain, broken, _protected_paths(spec),
-                                            patch_paths(self.patch), _span_guarded_paths(spec))
+        self.discarded = _discard_protected(sb, self.toolchain, broken, protected_paths(spec),
+                                            patch_paths(self.patch), span_guarded_paths(spec))
         if not sb.apply_patch(spec.test_patch):
+            if patch_paths(self.patch) & span_guarded_paths(spec) & patch_paths(spec.test_patch):
+                return False  # the patch changed the code next to the tests it adds
             raise SandboxError(f"{spec.instance_id}: the task's test_patch does not apply")
         return True
 
@@ -183,26 +187,27 @@ def _graded(spec: GradingSpec, run: TestRun, wanted: set[str], discarded: list[s
                   log_tail=run.log_tail[-2000:])
 
 
-def _protected_paths(spec: GradingSpec) -> set[str]:
-    """Exact paths a candidate patch may not change: the test patch's files, the files of
-    the listed tests (but those :func:`_span_guarded_paths` names), the runner's plugin
+def protected_paths(spec: GradingSpec) -> set[str]:
+    """Exact paths a candidate patch may not change: the test patch's files and the files
+    of the listed tests (but those :func:`span_guarded_paths` names), the runner's plugin
     modules."""
     toolchain = toolchain_for(spec.language)
-    return set(changed_lines(spec.test_patch)) | set(spec.protected_files) | {
-        toolchain.test_file(t) for t in (*spec.FAIL_TO_PASS, *spec.PASS_TO_PASS)
-    } - _span_guarded_paths(spec)
+    listed = {toolchain.test_file(t) for t in (*spec.FAIL_TO_PASS, *spec.PASS_TO_PASS)}
+    whole = set(changed_lines(spec.test_patch)) | listed
+    return (whole - span_guarded_paths(spec)) | set(spec.protected_files)
 
 
-def _span_guarded_paths(spec: GradingSpec) -> set[str]:
-    """The listed tests' files that are runtime source (the toolchain's unit tests sit in
-    the code they test): a patch may change them, but not their test code
+def span_guarded_paths(spec: GradingSpec) -> set[str]:
+    """The listed tests' files and the test patch's files that are runtime source (the
+    toolchain's unit tests sit in the code they test; a mined fix's test patch changes
+    only their test code): a patch may change them, but not their test code
     (:meth:`~repogym.toolchains.base.Toolchain.test_spans`)."""
     toolchain = toolchain_for(spec.language)
     if not toolchain.unit_tests_in_sources:
         return set()
-    whole = set(changed_lines(spec.test_patch)) | set(spec.protected_files)
-    return {p for t in (*spec.FAIL_TO_PASS, *spec.PASS_TO_PASS)
-            if (p := toolchain.test_file(t)) not in whole and toolchain.is_runtime_source(p)}
+    files = {toolchain.test_file(t) for t in (*spec.FAIL_TO_PASS, *spec.PASS_TO_PASS)}
+    files |= set(changed_lines(spec.test_patch))
+    return {p for p in files - set(spec.protected_files) if toolchain.is_runtime_source(p)}
 
 
 def _discard_protected(sandbox: Sandbox, toolchain: Toolchain, broken: str,
@@ -287,4 +292,4 @@ def _restore(sandbox: Sandbox, tree: str, path: str, added: bool) -> None:
         raise SandboxError(f"cannot restore {path}")
 
 
-__all__ = ("GradingSpec", "Result", "grade_in")
+__all__ = ("GradingSpec", "Result", "grade_in", "protected_paths", "span_guarded_paths")

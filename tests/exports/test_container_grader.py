@@ -15,7 +15,8 @@ import pytest
 from repogym.datasets.exports import container_grader as grader
 from repogym.datasets.exports.grading import ContainerSpec, grading_files, protected_paths
 from repogym.datasets.verify import spec_of
-from repogym.grading import GradingSpec, _graded, _protected_paths
+from repogym.grading import GradingSpec, _graded
+from repogym.grading import protected_paths as verify_protected
 from repogym.limits import policy_for
 from repogym.schemas.arrow import TaskRow
 from repogym.schemas.records import CandidateKind, Judged, TimeLimits
@@ -83,7 +84,7 @@ def test_is_protected_matches_verify(path, added):
     row = _row(make_judged(3, kind=CandidateKind.mined),
                protected_files=("widgets/plugin.py",))
     spec = ContainerSpec.of(row).model_dump()
-    expected = (path in _protected_paths(spec_of(row))
+    expected = (path in verify_protected(spec_of(row))
                 or PythonToolchain().is_protected(path, added=added))
     assert grader.is_protected(path, spec, added) == expected
 
@@ -91,7 +92,7 @@ def test_is_protected_matches_verify(path, added):
 @pytest.mark.parametrize("kind", list(CandidateKind))
 def test_protected_paths_match_verify(kind):
     row = _row(make_judged(3, kind=kind), protected_files=("widgets/plugin.py",))
-    assert protected_paths(row) == _protected_paths(spec_of(row))
+    assert protected_paths(row) == verify_protected(spec_of(row))
     assert "widgets/plugin.py" in protected_paths(row)
     if kind is CandidateKind.mined:
         assert "tests/test_mod_3.py" in protected_paths(row)

@@ -40,7 +40,7 @@ from repogym.datasets.exports.grading import (
 )
 from repogym.datasets.verify import spec_of
 from repogym.errors import InputError
-from repogym.grading import _protected_paths
+from repogym.grading import protected_paths as verify_protected
 from repogym.patches import new_file_diff, unified_diff
 from repogym.sandboxes.base import ExecResult, Sandbox
 from repogym.schemas.arrow import TaskRow
@@ -123,7 +123,7 @@ def test_is_protected_matches_the_toolchain_and_verify(path, added):
     rules = go_export.protection_rules()
     assert grader.protected_by_rules(path, rules) == TC.is_protected(path, added=added)
     row = _go_row(kind=CandidateKind.mined)
-    expected = path in _protected_paths(spec_of(row)) or TC.is_protected(path, added=added)
+    expected = path in verify_protected(spec_of(row)) or TC.is_protected(path, added=added)
     assert grader.is_protected(path, _spec(row), added) == expected
 
 

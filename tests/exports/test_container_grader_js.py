@@ -38,7 +38,8 @@ from repogym.datasets.exports.grading import (
 )
 from repogym.datasets.verify import spec_of
 from repogym.errors import InputError
-from repogym.grading import GradingSpec, _graded, _protected_paths
+from repogym.grading import GradingSpec, _graded
+from repogym.grading import protected_paths as verify_protected
 from repogym.sandboxes.base import ExecResult, Sandbox
 from repogym.schemas.arrow import TaskRow
 from repogym.schemas.records import Candidate, CandidateKind, Judged, TimeLimits, Verdict
@@ -101,7 +102,7 @@ def test_is_protected_matches_the_toolchain_and_verify(path, added):
     assert grader.js_is_protected(path, rules) == TC.is_protected(path, added=added)
     row = _js_row(kind=CandidateKind.mined)
     spec = {**ContainerSpec.of(row, plan=_plan()).model_dump(), "javascript": _plan_dict()}
-    expected = path in _protected_paths(spec_of(row)) or TC.is_protected(path, added=added)
+    expected = path in verify_protected(spec_of(row)) or TC.is_protected(path, added=added)
     assert grader.is_protected(path, spec, added) == expected
 
 

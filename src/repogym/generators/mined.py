@@ -7,6 +7,13 @@ A mined task is a commit that fixed something and proved it with a test:
   with pure documentation files dropped;
 * ``test_patch`` = the same diff restricted to test files (``toolchain.is_test_file``).
 
+Where a language keeps unit tests inside source files (the toolchain's
+``unit_tests_in_sources``: Rust's ``#[cfg(test)]`` modules), a source file's change is cut
+at its test code (:func:`~repogym.generators.span_split.cut_at_test_spans`, by the
+toolchain's ``test_spans``): the changes there go to the test patch, the rest to the gold
+patch. A change that cannot be cut so (test and code lines in one block or within three
+lines of each other, a source file with tests added or deleted whole) skips the commit.
+
 Which commits are looked at (:class:`CommitSelection`): ``rev_range`` (default: the
 checkout's commit) walked newest first, along first parents by default (the main line;
 ``first_parent=False`` also walks merged branches), limited by ``since`` (committer date,
@@ -24,14 +31,20 @@ walk reached the end of the selection; ``None`` when ``max_candidates`` stopped 
 Which of those become candidates. Each commit is checked in this order and the first rule
 that applies skips it, under the reason in brackets (:class:`SkipReason`):
 
-1. it has no parent [root_commit], or more than one [merge];
+1. it has no parent [root_commit], or more than one when the walk also follows merged
+   branches [merge] (on the main line a merge is the change it brings there: its diff
+   against its first parent, the pull request it merged);
 2. it is in ``seen_commits`` (judged by an earlier run) [seen];
-3. it changes nothing but documentation [only_docs];
-4. it changes no test file [no_test_change];
-5. it changes nothing but test files [only_tests];
-6. it changes no runtime source file (e.g. only tests and config) [no_source_change];
-7. a file it keeps (test or non-doc) is binary, or its diff is not UTF-8 text [binary];
-8. the kept files change more than ``max_changed_lines`` lines (2,000) [too_large].
+3. a source file's change cannot be cut at its test code (above) [entangled];
+4. it changes nothing but documentation [only_docs];
+5. it changes no test file [no_test_change];
+6. it changes nothing but test files [only_tests];
+7. it changes no runtime source file (e.g. only tests and config) [no_source_change];
+8. a file it keeps (test or non-doc) is binary, or its diff is not UTF-8 text [binary];
+9. the kept files change more than ``max_changed_lines`` lines (2,000) [too_large].
+
+Rules 4-7 see a source file whose test code changed as a test file, and as a non-test file
+too when the rest of it changed.
 
 File classes: a *test file* is whatever the toolchain says; a *doc file* is ``*.md``,
 ``*.rst``, ``*.adoc``, a top-level ``*.txt`` (except install files such as
@@ -43,6 +56,13 @@ that is neither code nor data (:func:`is_doc_file`);
 an *install file* is one that decides the environment (:func:`is_install_file`); a
 *runtime source file* is a non-test, non-doc, non-install file with a source suffix.
 Config and data files that are neither stay in the gold patch.
+
+Install files are Python's (``pyproject.toml``, ``requirements*.txt``, ...) and cargo's
+root ``Cargo.toml`` and ``Cargo.lock``; a ``Cargo.toml`` counts by its dependency tables
+only (``[dependencies]``, ``[dev-dependencies]``, ``[features]``, ``[target.*]``,
+``[patch]``, ``[workspace]``...), so a version bump does not ask for an environment of its
+own. (Go's ``go.mod`` and Maven's ``pom.xml`` are not install files yet: their fixes are
+judged in the checkout's environment.)
 
 Each candidate records the parent's :func:`dependency_fingerprint` (``provenance["deps"]``)
 so the caller can build a separate environment when it differs from the checkout's, and
@@ -67,6 +87,7 @@ import json
 import logging
 import os
 import re
+import tomllib
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
@@ -82,6 +103,7 @@ from repogym.generators.commit_message import (
     clean_commit_message,
     statement_from_message,
 )
+from repogym.generators.span_split import Entangled, SpanCut, cut_at_test_spans
 from repogym.schemas.records import Candidate, CandidateKind, Checkout
 from repogym.toolchains.base import Toolchain
 
@@ -112,7 +134,11 @@ _FRAGMENT = re.compile(
     r"(?:\.(?:md|rst|txt|adoc))?$", re.IGNORECASE)
 INSTALL_FILES = frozenset({"pyproject.toml", "setup.py", "setup.cfg", "tox.ini", "Pipfile",
                            "Pipfile.lock", "environment.yml", "environment.yaml",
-                           "tests/requirements.txt", "test/requirements.txt"})
+                           "tests/requirements.txt", "test/requirements.txt",
+                           "Cargo.toml", "Cargo.lock"})
+# the parts of a Cargo.toml that decide what the install downloads and builds
+CARGO_DEPENDENCY_KEYS = ("dependencies", "dev-dependencies", "build-dependencies", "target",
+                         "features", "patch", "replace", "workspace")
 NOT_RUNTIME = frozenset({"noxfile.py", "fabfile.py", "conftest.py"})
 _DIFF_OPTS = ("--no-color", "--no-ext-diff", "--no-textconv", "--no-renames",
               "--src-prefix=a/", "--dst-prefix=b/")
@@ -149,6 +175,7 @@ class SkipReason(str, Enum):
     no_source_change = "no_source_change"
     binary = "binary"
     too_large = "too_large"
+    entangled = "entangled"
 
 
 @dataclass
@@ -195,7 +222,8 @@ IssueFetcher = Callable[[str, str, int], Mapping[str, Any]]
 
 
 def is_install_file(path: str) -> bool:
-    """True for files that decide a Python environment (pyproject, requirements*, tox...)."""
+    """True for files that decide the environment: Python's (pyproject, requirements*,
+    tox...) and cargo's root ``Cargo.toml`` and ``Cargo.lock``."""
     p = PurePosixPath(path)
     if path in INSTALL_FILES:
         return True
@@ -237,9 +265,12 @@ def is_doc_file(path: str) -> bool:
 
 
 def is_runtime_source(path: str, toolchain: Toolchain) -> bool:
-    """True for code the project runs: not a test, doc, install or task-runner file."""
+    """True for code the project runs: a source file (of the languages in
+    ``SOURCE_SUFFIXES`` or the toolchain's own, ``.java``), not a test, doc, install or
+    task-runner file."""
     p = PurePosixPath(path)
-    return (p.suffix in SOURCE_SUFFIXES and p.name not in NOT_RUNTIME
+    suffixes = SOURCE_SUFFIXES.union(toolchain.source_suffixes)
+    return (p.suffix in suffixes and p.name not in NOT_RUNTIME
             and not toolchain.is_test_file(path) and not is_doc_file(path)
             and not is_install_file(path))
 
@@ -251,8 +282,9 @@ def dependency_fingerprint(repo_path: Path, commit: str) -> str:
     """A hash of the install-relevant files as they are at ``commit`` (read from git).
 
     Two commits with the same fingerprint can share one environment image. Only the
-    paths :func:`is_install_file` accepts are hashed (by blob id, i.e. by content), so
-    the work tree and the rest of the tree do not matter.
+    paths :func:`is_install_file` accepts are hashed (by blob id, i.e. by content; a
+    ``Cargo.toml`` by its dependency tables), so the work tree and the rest of the tree
+    do not matter.
 
     Raises:
         SourceError: no such commit.
@@ -267,22 +299,36 @@ def dependency_fingerprint(repo_path: Path, commit: str) -> str:
 def _fingerprint(repo: git.Repo, commit: str) -> str:
     tree = repo.commit(commit).tree
     h = hashlib.sha256()
-    for path, blob_id in sorted(_install_blobs(tree)):
-        h.update(f"{path}\0{blob_id}\0".encode())
+    for path, digest in sorted(_install_blobs(tree)):
+        h.update(f"{path}\0{digest}\0".encode())
     return h.hexdigest()[:16]
 
 
 def _install_blobs(tree: git.Tree) -> Iterator[tuple[str, str]]:
-    """(path, blob sha) of every install file, without walking the whole tree."""
+    """(path, digest) of every install file, without walking the whole tree."""
     for blob in tree.blobs:
         if is_install_file(str(blob.path)):
-            yield str(blob.path), blob.hexsha
+            yield str(blob.path), _install_digest(blob)
     for sub in tree.trees:
         if sub.name not in {"requirements", "tests", "test"}:
             continue
         for blob in sub.blobs:
             if is_install_file(str(blob.path)):
-                yield str(blob.path), blob.hexsha
+                yield str(blob.path), _install_digest(blob)
+
+
+def _install_digest(blob: git.Blob) -> str:
+    """The blob's id; for a ``Cargo.toml``, a hash of its dependency tables (the whole
+    blob when it is not TOML)."""
+    if blob.name != "Cargo.toml":
+        return blob.hexsha
+    try:
+        manifest = tomllib.loads(blob.data_stream.read().decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return blob.hexsha
+    tables = {key: manifest.get(key) for key in CARGO_DEPENDENCY_KEYS}
+    text = json.dumps(tables, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 # ---------------------------------------------------------------- commits and diffs
@@ -376,21 +422,60 @@ def _diff(repo: git.Repo, parent: str, sha: str, paths: list[str]) -> str | None
 
 @dataclass(frozen=True)
 class _Split:
-    """A commit's changed files sorted into the classes the selection rules use."""
+    """A commit's changed files sorted into the classes the selection rules use. A file in
+    ``cuts`` (a source file whose test code changed) is in ``tests``, and in ``gold`` too
+    when the rest of it changed."""
 
     tests: list[_FileChange]
     gold: list[_FileChange]  # non-test, non-doc
     docs: list[_FileChange]
     has_source: bool
+    cuts: dict[str, SpanCut] = field(default_factory=dict)
 
 
-def _split(changes: list[_FileChange], toolchain: Toolchain) -> _Split:
-    tests = [c for c in changes if toolchain.is_test_file(c.path)]
-    rest = [c for c in changes if not toolchain.is_test_file(c.path)]
+def _split(changes: list[_FileChange], toolchain: Toolchain,
+           cuts: Mapping[str, SpanCut] | None = None) -> _Split:
+    cuts = dict(cuts or {})
+    tests = [c for c in changes if toolchain.is_test_file(c.path) or c.path in cuts]
+    rest = [c for c in changes if not toolchain.is_test_file(c.path)
+            and (c.path not in cuts or cuts[c.path].gold_patch)]
     docs = [c for c in rest if is_doc_file(c.path)]
     gold = [c for c in rest if not is_doc_file(c.path)]
     has_source = any(is_runtime_source(c.path, toolchain) for c in gold)
-    return _Split(tests=tests, gold=gold, docs=docs, has_source=has_source)
+    return _Split(tests=tests, gold=gold, docs=docs, has_source=has_source, cuts=cuts)
+
+
+def _cuts(repo: git.Repo, parent: str, sha: str, changes: list[_FileChange],
+          toolchain: Toolchain) -> dict[str, SpanCut] | SkipReason:
+    """The source files whose test code the commit changed, cut at it (module docstring);
+    ``entangled`` when one cannot be cut; none for a toolchain without unit tests in
+    source files."""
+    if not toolchain.unit_tests_in_sources:
+        return {}
+    out: dict[str, SpanCut] = {}
+    for change in changes:
+        path = change.path
+        if (change.binary or toolchain.is_test_file(path) or is_doc_file(path)
+                or PurePosixPath(path).suffix not in toolchain.source_suffixes):
+            continue
+        cut = cut_at_test_spans(toolchain, path, _blob_text(repo, parent, path),
+                                _blob_text(repo, sha, path))
+        if isinstance(cut, Entangled):
+            log.debug("%s: %s: %s", sha[:12], path, cut.value)
+            return SkipReason.entangled
+        if cut.test_patch:
+            out[path] = cut
+    return out
+
+
+def _blob_text(repo: git.Repo, sha: str, path: str) -> str | None:
+    """The text of ``path`` at commit ``sha`` (None: no such file; undecodable bytes
+    replaced)."""
+    try:
+        blob = repo.commit(sha).tree / path
+    except KeyError:
+        return None
+    return bytes(blob.data_stream.read()).decode("utf-8", errors="replace")
 
 
 def _content_skip(split: _Split, max_lines: int) -> SkipReason | None:
@@ -402,7 +487,7 @@ def _content_skip(split: _Split, max_lines: int) -> SkipReason | None:
         return SkipReason.only_tests
     if not split.has_source:
         return SkipReason.no_source_change
-    kept = [*split.tests, *split.gold]
+    kept = list({c.path: c for c in [*split.tests, *split.gold]}.values())
     if any(c.binary for c in kept):
         return SkipReason.binary
     if sum(c.lines for c in kept) > max_lines:
@@ -410,10 +495,11 @@ def _content_skip(split: _Split, max_lines: int) -> SkipReason | None:
     return None
 
 
-def _structural_skip(commit: git.Commit, seen: Collection[str]) -> SkipReason | None:
+def _structural_skip(commit: git.Commit, seen: Collection[str],
+                     first_parent: bool) -> SkipReason | None:
     if not commit.parents:
         return SkipReason.root_commit
-    if len(commit.parents) > 1:
+    if len(commit.parents) > 1 and not first_parent:
         return SkipReason.merge
     if commit.hexsha in seen:
         return SkipReason.seen
@@ -549,6 +635,7 @@ class _Context:
     toolchain: Toolchain
     github: _GitHubStatements | None
     max_lines: int
+    first_parent: bool = True
     deps_cache: dict[str, str] = field(default_factory=dict)
 
     def deps(self, sha: str) -> str:
@@ -589,7 +676,7 @@ def mine_candidates(checkout: Checkout, toolchain: Toolchain, selection: CommitS
     except (git.InvalidGitRepositoryError, git.NoSuchPathError) as exc:
         raise SourceError(f"{checkout.path}: not a git repository") from exc
     ctx = _Context(repo, checkout, toolchain, _github_lookup(checkout, fetch_issue),
-                   max_changed_lines)
+                   max_changed_lines, selection.first_parent)
     walk = _plan(repo, checkout, selection, mined_up_to)
     result = MiningResult(tip=walk.tip, since=walk.since, full_walk_reason=walk.full_walk_reason)
     for commit in _commits(repo, checkout, selection, walk):
@@ -607,18 +694,26 @@ def mine_candidates(checkout: Checkout, toolchain: Toolchain, selection: CommitS
 
 def _mine_commit(ctx: _Context, commit: git.Commit,
                  seen: Collection[str]) -> Candidate | SkipReason:
-    reason = _structural_skip(commit, seen)
+    reason = _structural_skip(commit, seen, ctx.first_parent)
     if reason is not None:
         return reason
     parent = commit.parents[0].hexsha
-    split = _split(_changes(ctx.repo, parent, commit.hexsha), ctx.toolchain)
+    changes = _changes(ctx.repo, parent, commit.hexsha)
+    cuts = _cuts(ctx.repo, parent, commit.hexsha, changes, ctx.toolchain)
+    if isinstance(cuts, SkipReason):
+        return cuts
+    split = _split(changes, ctx.toolchain, cuts)
     reason = _content_skip(split, ctx.max_lines)
     if reason is not None:
         return reason
-    gold = _diff(ctx.repo, parent, commit.hexsha, [c.path for c in split.gold])
-    tests = _diff(ctx.repo, parent, commit.hexsha, [c.path for c in split.tests])
+    gold = _diff(ctx.repo, parent, commit.hexsha,
+                 [c.path for c in split.gold if c.path not in cuts])
+    tests = _diff(ctx.repo, parent, commit.hexsha,
+                  [c.path for c in split.tests if c.path not in cuts])
     if gold is None or tests is None:
         return SkipReason.binary
+    gold += "".join(cuts[p].gold_patch for p in sorted(cuts))
+    tests += "".join(cuts[p].test_patch for p in sorted(cuts))
     return _candidate(ctx, commit, parent, split, gold, tests)
 
 

@@ -3,16 +3,19 @@
 Usage (as root, in a container prepared as below)::
 
     python3 -I -S grader.py --spec spec.json [--plugin repogym_report.py] \
-        [--launcher repogym_launch.py] [--go-report repogym_go_report.py] [--patch FILE] \
+        [--launcher repogym_launch.py] [--go-report repogym_go_report.py] \
+        [--rust-report repogym_rust_report.py] [--maven repogym_maven.py] [--patch FILE] \
         [--out DIR] [--partial]
 
-The spec's ``language`` says which rules grade: ``python`` (the default), ``javascript`` or
-``go`` (see *JavaScript* and *Go* below). ``--plugin`` is repogym's pytest report plugin and
+The spec's ``language`` says which rules grade: ``python`` (the default), ``javascript``,
+``go``, ``rust`` or ``java`` (see *JavaScript*, *Go*, *Rust* and *Java* below). ``--plugin`` is repogym's pytest report plugin and
 ``--launcher`` the script that starts pytest with it (``repogym/toolchains/plugins/``;
 default: ``repogym_launch.py`` beside the plugin), both needed for Python tasks only;
 ``--go-report`` the reader of a Go run's events (``repogym_go_report.py`` of the same
 folder, the module repogym's Go toolchain reads with; default: beside this grader), loaded
-by path for Go tasks only; ``--patch`` the candidate's diff (default: ``/repo``'s
+by path for Go tasks only; ``--rust-report`` the reader of a Rust run's report
+(``repogym_rust_report.py``, likewise), for Rust tasks only; ``--maven`` a Maven run's
+plan, script and reader (``repogym_maven.py``, likewise), for Java tasks only; ``--patch`` the candidate's diff (default: ``/repo``'s
 working-tree changes); ``--out`` where ``reward.txt`` and ``result.json`` go;
 ``--partial`` rewards the share of listed tests that pass.
 
@@ -20,7 +23,7 @@ Exported tasks (``harbor``'s ``tests/test.sh``, ``swebench``'s ``eval_script``) 
 into the task's container and run it with ``python3 -I -S`` (no site-packages, no
 ``PYTHONPATH``), so nothing the solver planted in the environment is imported. It needs
 the stdlib, ``git``, ``timeout`` and (as root) ``setpriv``; pytest runs in the
-environment's own Python, ``go`` is the environment's.
+environment's own Python, ``go``, ``cargo`` and ``mvn`` are the environment's.
 
 It works on a container prepared by :data:`repogym.datasets.exports.grading.PREPARE_SCRIPT`:
 
@@ -49,7 +52,9 @@ Grading, in order (``verify.grade_in`` does the same in a repogym sandbox):
    suffix), install metadata (a path part ending in ``.egg-info``/``.dist-info`` or
    starting with ``__editable__``) and, when the diff adds it, a module or package at the
    root named like a standard-library or runner module;
-6. the task's ``test_patch`` is applied;
+6. the task's ``test_patch`` is applied (when it does not apply because the candidate
+   changed the lines next to the tests it adds to a ``span_guarded`` source file, the
+   candidate scores 0 as a diff that does not apply);
 7. FAIL_TO_PASS + PASS_TO_PASS run as the test user through repogym's launcher
    (``python <launcher> <plugin module> <pytest args>``: the report plugin imported before
    anything else, the work tree on ``sys.path`` only after it, pytest's configuration
@@ -105,12 +110,50 @@ binary's exit status checked against its events, the canary failed in every pack
 test ids named by the ``_test.go`` file that declares each top-level test in the work tree
 (the plan's ``test_functions``).
 
+Rust (``language: rust``; ``repogym.toolchains.rust`` in a repogym sandbox): steps 1-6 and
+8 are the same, with the Rust toolchain's protection rules (the spec plan's
+``protection``: files under ``tests/``, ``testdata/``, ``test_data/`` and ``benches/``,
+``tests.rs``, ``*_test.rs``, ``*_tests.rs``, ``Cargo.toml``, ``Cargo.lock``, the toolchain
+pin, ``build.rs`` outside ``src/``, ``.cargo/config[.toml]``); a listed test's file that is
+runtime source (``span_guarded``: unit tests in a ``#[cfg(test)]`` module of ``src/lib.rs``)
+is restored whole only when the candidate changed its test code (the lines the plan's own
+scanner, ``test_lines``, finds, compared with the broken commit's). Step 7 runs the
+``rust`` plan's script (the toolchain's runner program, written at export time by
+``repogym.toolchains.rust.export``) with a plan made per part as ``repogym.toolchains.rust.
+plan`` makes it: a fresh scratch folder, nonce and canary name, the selected tests, the
+tests earlier parts ran excluded, the per-test limits; the plan's ``fresh`` folders
+emptied first, the script read into memory and removed before it runs, as the test user
+with a fresh ``HOME`` and ``TMPDIR`` (the run's copy of the warm target directory lives
+there), within the time limit. The runner builds every test binary before any test runs,
+with a canary test (one that must fail) appended to each binary's root file for the build
+and taken out again, then runs each binary with libtest's JSON events; the plan's
+``cleanup`` puts back a root file a run stopped mid-build left its canary in. The report is
+read by ``repogym_rust_report`` (markers with the nonce, each binary's exit status checked
+against its events, the canary failed in every binary), each test's file named by the
+program's ``file_of`` from the module tree the runner read.
+
+Java (``language: java``; ``repogym.toolchains.java`` in a repogym sandbox): steps 1-6 and
+8 are the same, with the Java toolchain's protection rules (the spec plan's ``protection``:
+anything under a module's ``src/test`` or ``src/it``, every ``pom.xml``, ``.mvn/``, the Maven
+wrapper, Gradle's build files). Step 7 runs what the Java toolchain runs, from
+``repogym_maven.py`` (``repogym.toolchains.plugins.repogym_maven``, the module the toolchain
+itself plans, runs and reads with): the work tree's Java sources and POMs listed, each
+selected test file's package found, then per part its ``plan`` (the Surefire filter, the
+canary's modules, each module's fork budget, JUnit Jupiter's per-test limit; the tests
+earlier parts ran excluded) and its script -- one ``mvn -o clean test`` with repogym's
+Maven extension (the environment's jar) and a watchdog -- read into memory and removed
+before it runs, as the test user with a fresh ``HOME`` and ``TMPDIR``, within the time
+limit; then the reports gathered (``collect_command``) and read by ``parse_run``: the
+extension's event log with the nonce, each report's digest as Surefire first wrote it, the
+canary failed in each module, a test JVM that died on its own, Maven's exit status.
+
 Outputs (``--out DIR``): ``reward.txt`` (``1``/``0``, or a float with ``--partial``) and
 ``result.json``; any ``reward.txt``/``reward.json`` already there is deleted first. On
 stdout: one ``<STATUS> <nodeid>`` line per listed test between SWE-bench's
 ``>>>>> Start Test Output`` / ``>>>>> End Test Output`` markers (all ``FAILED`` when the
 report is untrusted; JavaScript: ``[PASSED] <id>`` / ``[FAILED] <id>``, ids holding
-spaces; Go: ``--- PASS: <id> (0.00s)`` / ``--- FAIL: <id> (0.00s)``), then
+spaces, and Java alike; Go: ``--- PASS: <id> (0.00s)`` / ``--- FAIL: <id> (0.00s)``;
+Rust: ``test <id> ... ok`` / ``test <id> ... FAILED``), then
 ``REPOGYM_REWARD=<reward>`` and ``REPOGYM_RESULT=<json>``. The runner's own output is never
 echoed: code under test cannot print a verdict.
 
@@ -124,7 +167,9 @@ The spec (``--spec FILE``, JSON) holds ``instance_id``, ``language``, ``fail_to_
 "default": s | null, "grace": s, "run": s}``); for Python ``runner_config``,
 ``startup_hooks``, ``install_metadata``, ``editable_prefixes``, ``runner_modules``,
 ``stdlib_modules``, ``test_dir_names``, ``test_file_names`` and ``runner_changes``; for
-JavaScript ``javascript`` and for Go ``go`` (the plans): see
+JavaScript ``javascript``, for Go ``go``, for Rust ``rust`` and for Java ``java`` (the
+plans), and
+``span_guarded`` where a listed test's file is runtime source: see
 :class:`repogym.datasets.exports.grading.ContainerSpec`, which writes it.
 """
 
@@ -181,10 +226,14 @@ JS_PLAN_REQUIRED = ("prefix", "fresh", "command", "command_exitfirst", "env", "r
                     "test_timeout_ms", "canaries", "protection")
 GO_PLAN_REQUIRED = ("script", "command", "canary", "report", "build_log", "test_functions",
                     "min_binary_timeout", "fresh", "protection")
-PLAN_REQUIRED = {"javascript": JS_PLAN_REQUIRED, "go": GO_PLAN_REQUIRED}  # language -> plan
-PLAN_NAMES = {"javascript": "JavaScript", "go": "Go"}
+RUST_PLAN_REQUIRED = ("script", "payload", "canary", "report", "cleanup", "command", "fresh",
+                      "protection")
+JAVA_PLAN_REQUIRED = ("protection", "fresh", "collect_timeout")
+PLAN_REQUIRED = {"javascript": JS_PLAN_REQUIRED, "go": GO_PLAN_REQUIRED,  # language -> plan
+                 "rust": RUST_PLAN_REQUIRED, "java": JAVA_PLAN_REQUIRED}
+PLAN_NAMES = {"javascript": "JavaScript", "go": "Go", "rust": "Rust", "java": "Java"}
 REQUIRED = COMMON_REQUIRED + PYTHON_REQUIRED  # a Python spec's
-LANGUAGES = ("python", "javascript", "go")
+LANGUAGES = ("python", "javascript", "go", "rust", "java")
 
 
 def language_of(spec):
@@ -776,10 +825,13 @@ JS_DROPPED_ENV = ("NODE_OPTIONS", "NODE_PATH", "NODE_REPL_EXTERNAL_MODULE", "BAS
 
 def protected_by_rules(path, rules):
     """A toolchain's ``is_protected`` from a plan's rules: the file name matches a
-    pattern, a folder above it is a test folder, or a part of it is one of ``any_part``
+    pattern, the whole path one of ``path_patterns`` (Rust: a build script outside
+    ``src/``), a folder above it is a test folder, or a part of it is one of ``any_part``
     (JavaScript: ``node_modules``)."""
     p = PurePosixPath(path)
     if any(re.search(pattern, p.name) for pattern in rules["name_patterns"]):
+        return True
+    if any(re.search(pattern, path) for pattern in rules.get("path_patterns") or ()):
         return True
     return bool(set(rules["test_dirs"]).intersection(p.parts[:-1])
                 or set(rules["any_part"]).intersection(p.parts))
@@ -1292,7 +1344,12 @@ GO_DROPPED_ENV = ("BASH_ENV", "ENV", "PWD", "OLDPWD", "TMPDIR", "XDG_CONFIG_HOME
 def load_go_report(path):
     """``repogym_go_report.py`` (the reader of a Go run's events, the one repogym's Go
     toolchain reads with) as a module."""
-    spec = importlib.util.spec_from_file_location("repogym_go_report", path)
+    return load_reader(path, "repogym_go_report")
+
+
+def load_reader(path, name):
+    """A reader of runs (a file of ``repogym/toolchains/plugins``) as the module ``name``."""
+    spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise ValueError(f"cannot load {path}")
     module = importlib.util.module_from_spec(spec)
@@ -1384,7 +1441,7 @@ def _go_entries(values):
     return " ".join(f"[{shlex.quote(k)}]={shlex.quote(v)}" for k, v in sorted(values.items()))
 
 
-def go_fill(template, nonce, values):
+def fill(template, nonce, values):
     """``template`` with its placeholders filled in, in one pass: ``@RG_NONCE:<n>@`` the
     nonce's first ``n`` characters, the others from ``values``."""
     def slot(m):
@@ -1393,11 +1450,14 @@ def go_fill(template, nonce, values):
         if m.group(0) == GO_NONCE:
             return nonce
         if m.group(0) not in values:
-            raise GraderError(f"the Go plan has a placeholder this grader cannot fill: "
+            raise GraderError(f"the plan has a placeholder this grader cannot fill: "
                               f"{m.group(0)}")
         return values[m.group(0)]
 
     return GO_SLOT.sub(slot, template)
+
+
+go_fill = fill  # the Go plan's placeholders are the shared ones
 
 
 def go_script(plan, scratch, nonce, selection):
@@ -1501,6 +1561,238 @@ class GoRunner:
         return ["bash", "-c", command], env, run_dir
 
 
+# -- Rust: the spec's plan (repogym.toolchains.rust and its export module) ----------------------
+
+RUST_REPORT_FILE = "repogym_rust_report.py"  # repogym.toolchains.plugins.repogym_rust_report
+# placeholders of the plan (repogym.toolchains.rust.export; a parity test keeps them equal)
+RS_SCRATCH, RS_PAYLOAD, RS_SCRIPT = "@RG_SCRATCH@", "@RG_PAYLOAD@", "@RG_SCRIPT@"
+# what would change how bash starts (the runner drops cargo's and rustc's own settings)
+RUST_DROPPED_ENV = ("BASH_ENV", "ENV", "PWD", "OLDPWD", "TMPDIR", "XDG_CONFIG_HOME",
+                    "XDG_CACHE_HOME")
+RUST_CLEANUP_TIMEOUT = 60.0
+
+
+def load_rust_report(path):
+    """``repogym_rust_report.py`` (the reader of a Rust run's report, the one repogym's
+    Rust toolchain reads with) as a module."""
+    return load_reader(path, "repogym_rust_report")
+
+
+def rust_program(plan):
+    """The plan's runner program (the scanner and the runner: standard library only,
+    without the call that starts a run) as a module: its ``file_of`` names a test's file,
+    its ``test_lines`` the test code of a source file."""
+    script = plan["script"]
+    head = script[:script.index(RS_PAYLOAD)]
+    head = head[:head.rindex("\n")]  # the program, without the line that calls main()
+    module = type(sys)("repogym_rust_program")
+    # as the runner's loader runs it: without this file's ``from __future__`` flags
+    exec(compile(head, "repogym-rust-program", "exec", dont_inherit=True),  # noqa: S102
+         module.__dict__)
+    for name in ("file_of", "test_lines"):
+        if not callable(getattr(module, name, None)):
+            raise GraderError(f"the Rust plan's program has no {name}()")
+    return module
+
+
+def rust_payload(plan, nonce, scratch, select, exclude, limits, budget, canary):
+    """The runner's plan for one run (``repogym.toolchains.rust.plan`` with a canary, no
+    fail-fast; ``limits``: the spec's ``time_limits``)."""
+    return {
+        "nonce": nonce, "scratch": scratch,
+        "report": fill(plan["report"], nonce, {RS_SCRATCH: scratch}), "budget": budget,
+        "select": list(dict.fromkeys(select)), "exclude": list(dict.fromkeys(exclude)),
+        "collect": sorted({t.partition("::")[0] for t in select}),
+        "limits": {"tests": dict(limits.get("tests") or {}), "default": limits.get("default"),
+                   "grace": limits["grace"], "run": min(float(limits["run"]), budget)},
+        "canary": True, "canary_name": canary, "failfast": False, **plan["payload"]}
+
+
+def rust_script(plan, payload):
+    """The runner's script for one run: the plan's program called with ``payload``
+    (``RustRun.script``'s form); its scratch folder a path the shell takes as it is (the
+    plan's ``cleanup`` names it unquoted)."""
+    if not GO_SHELL_SAFE.fullmatch(payload["scratch"]):
+        raise GraderError(f"not a path the Rust run's cleanup can take: {payload['scratch']}")
+    return plan["script"].replace(RS_PAYLOAD, json.dumps(json.dumps(payload)), 1)
+
+
+class RustRunner:
+    """Runs listed Rust tests as the test user, as the spec's plan says, one fresh part at
+    a time (``RustToolchain.run_tests`` with ``check_runner``: the canary planted);
+    ``reader``: the loaded ``repogym_rust_report.py``, ``program``: :func:`rust_program`'s."""
+
+    def __init__(self, spec, user, reader, program):
+        self.spec, self.plan, self.user = spec, spec["rust"], user
+        self.reader, self.program = reader, program
+        self.seen = set()  # tests earlier parts reported (excluded from later ones)
+
+    def part(self, todo, timeout):
+        """One run of ``todo`` (fresh scratch, nonce and canary) within ``timeout`` seconds;
+        its checked report."""
+        nonce = secrets.token_hex(16)
+        canary = fill(self.plan["canary"], nonce, {})
+        scratch = tempfile.mkdtemp(prefix="rg-", dir=SCRATCH_ROOT)
+        try:
+            for path in self.plan["fresh"]:  # emptied as a reset empties them
+                _remove_tree(path)
+            run_dir = os.path.join(scratch, "run")
+            payload = rust_payload(self.plan, nonce, run_dir, todo, sorted(self.seen),
+                                   self.spec["time_limits"], timeout, canary)
+            cmd, env = self._place(scratch, payload)
+            repo = self.spec["repo_dir"]
+            _, duration, timed_out = execute(cmd, env, repo, self.user, timeout)
+            report = _read_bytes(payload["report"]).decode("utf-8", errors="replace")
+            cleanup = fill(self.plan["cleanup"], nonce, {RS_SCRATCH: run_dir})
+            execute(["bash", "-c", cleanup], env, repo, self.user, RUST_CLEANUP_TIMEOUT)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        parsed = self.reader.read_report(report, nonce=nonce, file_of=self.program.file_of,
+                                         expected=tuple(todo), canary=canary)
+        wanted = set(todo)
+        tests = {t: {"outcome": r["outcome"], "timed_out": r["timed_out"],
+                     "message": r["message"]}
+                 for t, r in parsed["results"].items()
+                 if t in wanted or t.split("::", 1)[0] in wanted or r["outcome"] != "skipped"}
+        self.seen.update(tests)
+        return {"tests": tests, "finished": parsed["finished"], "problems": parsed["problems"],
+                "timed_out": bool(timed_out), "died_in": parsed["died_in"], "culprits": [],
+                "duration": duration}
+
+    def _place(self, scratch, payload):
+        """The run's script and folders in ``scratch``; ``(command, environment)``."""
+        user = self.user
+        home, tmp = os.path.join(scratch, "home"), os.path.join(scratch, "tmp")
+        os.mkdir(home)
+        os.mkdir(tmp)
+        script = os.path.join(scratch, f"run-{secrets.token_hex(8)}.py")
+        _write(script, rust_script(self.plan, payload))
+        if os.geteuid() == 0:
+            subprocess.run(["chown", "-R", f"{user.pw_uid}:{user.pw_gid}", scratch],
+                           check=True)
+        command = fill(self.plan["command"], payload["nonce"], {RS_SCRIPT: script})
+        env = {k: v for k, v in os.environ.items() if k not in DROPPED_ENV + RUST_DROPPED_ENV}
+        env.update({"HOME": home, "TMPDIR": tmp, "USER": user.pw_name, "LOGNAME": user.pw_name})
+        return ["bash", "-c", command], env
+
+
+# -- Java: repogym_maven.py (repogym.toolchains.java's run) and the spec's plan -----------------
+
+MAVEN_FILE = "repogym_maven.py"  # repogym.toolchains.plugins.repogym_maven
+# what would change how bash, Maven or the JVMs start (the script sets MAVEN_OPTS itself)
+JAVA_DROPPED_ENV = ("BASH_ENV", "ENV", "PWD", "OLDPWD", "TMPDIR", "MAVEN_OPTS", "MAVEN_ARGS",
+                    "MAVEN_CONFIG", "M2_HOME", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS",
+                    "JDK_JAVA_OPTIONS", "CLASSPATH")
+
+
+class JavaLimits:
+    """The spec's ``time_limits`` as ``repogym_maven.plan`` takes them (the run's limit:
+    ``run``)."""
+
+    def __init__(self, limits, run):
+        self.tests = dict(limits.get("tests") or {})
+        self.default = limits.get("default")
+        self.grace = float(limits["grace"])
+        self.run = float(run)
+
+
+def java_listing(repo):
+    """The work tree's Java sources and POMs, tracked or not ignored
+    (``JavaToolchain._listing``)."""
+    env = {"PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"), "LANG": "C.UTF-8",
+           "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_DIR": os.path.join(repo, ".git"),
+           "GIT_WORK_TREE": repo}
+    proc = subprocess.run(GIT + ["ls-files", "-z", "-co", "--exclude-standard", "--",
+                                 "*.java", "*pom.xml"], cwd=repo, env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if proc.returncode != 0:
+        raise GraderError(f"cannot list the sources: {proc.stderr.decode(errors='replace')}")
+    paths = [p for p in proc.stdout.decode("utf-8", errors="replace").split("\0") if p]
+    return ({p for p in paths if p.endswith(".java")},
+            {p for p in paths if PurePosixPath(p).name == "pom.xml"})
+
+
+def java_packages(maven, repo, paths):
+    """The package of each file (its folders, or, outside ``src/test/java``, its
+    ``package`` line: ``JavaToolchain._packages``)."""
+    out = {}
+    for path in paths:
+        found = maven.package_of(path)
+        if not found and f"/{maven.TEST_ROOT}/" not in f"/{path}":
+            text = _read_bytes(os.path.join(repo, path)).decode("utf-8", errors="replace")
+            found = maven.package_of(path, text or None)
+        out[path] = found
+    return out
+
+
+class JavaRunner:
+    """Runs listed Java tests as the test user, one fresh part at a time, with the Java
+    toolchain's own plan, script and reading (``JavaToolchain.run_tests`` with
+    ``check_runner``: the canary planted); ``maven``: the loaded ``repogym_maven.py``."""
+
+    def __init__(self, spec, user, maven):
+        self.spec, self.plan, self.user, self.maven = spec, spec["java"], user, maven
+        self.seen = set()  # tests earlier parts reported (excluded from later ones)
+
+    def part(self, todo, timeout):
+        """One run of ``todo`` (fresh scratch, nonce and canary) within ``timeout`` seconds;
+        its checked report."""
+        maven, repo = self.maven, self.spec["repo_dir"]
+        sources, poms = java_listing(repo)
+        exclude = sorted(self.seen)
+        packages = java_packages(maven, repo, {maven.split_id(t)[0] for t in [*todo, *exclude]})
+        scratch = tempfile.mkdtemp(prefix="rg-", dir=SCRATCH_ROOT)
+        try:
+            for path in self.plan["fresh"]:
+                _remove_tree(path)
+            run = maven.plan(todo, exclude, JavaLimits(self.spec["time_limits"],
+                                                       run_budget(self.spec)),
+                             nonce=secrets.token_hex(16), scratch=os.path.join(scratch, "run"),
+                             poms=poms, packages=packages, canary=True)
+            cmd, env = self._place(scratch, run)
+            code, duration, timed_out = execute(cmd, env, repo, self.user, timeout)
+            execute(["bash", "-c", run.collect_command()], env, repo, self.user,
+                    float(self.plan["collect_timeout"]))
+            events = _read_bytes(run.events).decode("utf-8", errors="replace")
+            bundle = _read_bytes(run.bundle)
+            log = maven.read_log(events, run.nonce)
+            dumps = {name: _read_bytes(os.path.join(run.scratch, os.path.basename(name)))
+                     .decode("utf-8", errors="replace")
+                     for m in log.modules.values() for name, _ in m.killed}
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        expected = [t for t in todo if t not in set(exclude)]
+        parsed = maven.parse_run(
+            events, bundle, nonce=run.nonce, namer=maven.Namer(sources), dumps=dumps,
+            exit_code=-9 if timed_out else code, expected=expected,
+            module_of={f: maven.module_of(f, poms)
+                       for f in {maven.split_id(t)[0] for t in expected}})
+        wanted = set(todo)
+        tests = {t: {"outcome": r["outcome"], "timed_out": r["timed_out"],
+                     "message": r["message"]}
+                 for t, r in parsed["results"].items()
+                 if t in wanted or r["outcome"] != "skipped"}
+        self.seen.update(tests)
+        return {"tests": tests, "finished": parsed["finished"], "problems": parsed["problems"],
+                "timed_out": bool(timed_out), "died_in": parsed["died_in"], "culprits": [],
+                "duration": duration}
+
+    def _place(self, scratch, run):
+        """The run's script and folders in ``scratch``; ``(command, environment)``."""
+        user = self.user
+        home, tmp = os.path.join(scratch, "home"), os.path.join(scratch, "tmp")
+        os.mkdir(home)
+        os.mkdir(tmp)
+        script = os.path.join(scratch, f"run-{secrets.token_hex(8)}.sh")
+        _write(script, run.script())
+        if os.geteuid() == 0:
+            subprocess.run(["chown", "-R", f"{user.pw_uid}:{user.pw_gid}", scratch],
+                           check=True)
+        env = {k: v for k, v in os.environ.items() if k not in DROPPED_ENV + JAVA_DROPPED_ENV}
+        env.update({"HOME": home, "TMPDIR": tmp, "USER": user.pw_name, "LOGNAME": user.pw_name})
+        return ["bash", "-c", run.command(script)], env
+
+
 # -- the whole grade -----------------------------------------------------------------------
 
 def _write(path, text):
@@ -1524,17 +1816,46 @@ def candidate_patch(tree, patch_file, scratch):
     return path, bool(data.strip())
 
 
-def apply_task_patch(tree, text, scratch, fallbacks):
+def test_code_changed(tree, path, test_lines):
+    """Whether the test code of ``path`` (the lines ``test_lines`` gives, stripped, in
+    order) differs from the broken commit's (``repogym.grading._test_code_changed``)."""
+    shown = tree.git("cat-file", "-p", f"{tree.commit}:{path}", check=False)
+    before = shown.stdout.decode("utf-8", errors="replace") if shown.returncode == 0 else ""
+    full = os.path.join(tree.repo, path)
+    if not os.path.isfile(full):
+        return shown.returncode == 0
+    now = _read_bytes(full).decode("utf-8", errors="replace")
+    return _test_code(test_lines, before) != _test_code(test_lines, now)
+
+
+def _test_code(test_lines, text):
+    lines = text.splitlines()
+    return [line.strip() for start, end in test_lines(text) for line in lines[start - 1:end]]
+
+
+def apply_task_patch(tree, text, scratch, fallbacks, named=(), guarded=()):
+    """Apply the task's ``test_patch``; False when it does not apply because the
+    candidate's patch (naming ``named``) changed a ``guarded`` source file it adds tests
+    to (``grade_in``: the patch scores 0 as one that does not apply).
+
+    Raises:
+        GraderError: the test patch does not apply otherwise (the environment is broken).
+    """
     if not text.strip():
-        return
+        return True
     path = os.path.join(scratch, "test.diff")
     _write(path, text if text.endswith("\n") else text + "\n")
-    if tree.apply(path, fallbacks) is None:
-        raise GraderError("the task's test_patch does not apply")
+    if tree.apply(path, fallbacks) is not None:
+        return True
+    if set(named) & set(guarded) & tree.named(path, []):
+        return False
+    raise GraderError("the task's test_patch does not apply")
 
 
-def prepare_tree(spec, patch_file, scratch):
-    """Steps 2-6: the broken state + the candidate's allowed changes + the test patch.
+def prepare_tree(spec, patch_file, scratch, test_lines=None):
+    """Steps 2-6: the broken state + the candidate's allowed changes + the test patch
+    (``test_lines``: the toolchain's reader of a source file's test code, for the spec's
+    ``span_guarded`` files).
 
     Returns ``(problem or None, discarded paths)``; a problem means reward 0.
     """
@@ -1542,29 +1863,41 @@ def prepare_tree(spec, patch_file, scratch):
     patch, nonempty = candidate_patch(tree, patch_file, scratch)
     tree.restore()
     discarded = []
+    guarded = set(spec.get("span_guarded") or ())
+    if guarded and test_lines is None:
+        raise GraderError("the spec guards test code inside source files, and no reader of "
+                          "that code was given")
+    named = set()
     if nonempty:
         flags = tree.apply(patch, spec["apply_fallbacks"])
         if flags is None:
             return "patch does not apply", discarded
+        named = tree.named(patch, flags)
         for path, added in sorted(tree.touched(patch, flags).items()):
-            if is_protected(path, spec, added):
+            if is_protected(path, spec, added) or (
+                    path in guarded and test_code_changed(tree, path, test_lines)):
                 tree.reset_path(path)
                 discarded.append(path)
-    apply_task_patch(tree, spec["test_patch"], scratch, spec["apply_fallbacks"])
+    if not apply_task_patch(tree, spec["test_patch"], scratch, spec["apply_fallbacks"],
+                            named, guarded):
+        return "patch does not apply", discarded
     return None, discarded
 
 
 def grade_container(spec, plugin_path, launcher_path, patch_file=None, partial=False,
-                    go_report=None):
+                    reader=None):
     """Grade in this container; a result dict (see the module docstring). ``plugin_path``
-    and ``launcher_path``: Python tasks' (None for others); ``go_report``: a Go task's
-    reader of its runs' events (:func:`load_go_report`)."""
+    and ``launcher_path``: Python tasks' (None for others); ``reader``: a Go, Rust or Java
+    task's module of its runs (``repogym_go_report``, ``repogym_rust_report``,
+    ``repogym_maven``: :func:`load_reader`)."""
     user = pwd.getpwnam(spec["test_user"])
     kill_strays(user.pw_uid)
     wanted = set(spec["fail_to_pass"]) | set(spec["pass_to_pass"])
+    program = rust_program(spec["rust"]) if language_of(spec) == "rust" else None
     scratch = tempfile.mkdtemp(prefix="rg-grade-", dir=SCRATCH_ROOT)
     try:
-        problem, discarded = prepare_tree(spec, patch_file, scratch)
+        problem, discarded = prepare_tree(spec, patch_file, scratch,
+                                          program.test_lines if program else None)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     result = {"instance_id": spec["instance_id"], "reward": 0.0, "resolved": False,
@@ -1577,10 +1910,16 @@ def grade_container(spec, plugin_path, launcher_path, patch_file=None, partial=F
                        check=True)
     if language_of(spec) == "javascript":
         runner = JsRunner(spec, user, exitfirst=not partial)
-    elif language_of(spec) == "go":
-        if go_report is None:
-            raise GraderError("a Go task is graded with the reader of its runs' events")
-        runner = GoRunner(spec, user, go_report)
+    elif language_of(spec) in READERS:
+        if reader is None:
+            raise GraderError(f"a {PLAN_NAMES[language_of(spec)]} task is graded with the "
+                              f"module of its runs ({READERS[language_of(spec)][0]})")
+        if language_of(spec) == "go":
+            runner = GoRunner(spec, user, reader)
+        elif language_of(spec) == "rust":
+            runner = RustRunner(spec, user, reader, program)
+        else:
+            runner = JavaRunner(spec, user, reader)
     else:
         runner = Runner(spec, plugin_path, launcher_path, user, exitfirst=not partial)
     report = run_to_end(runner.part, wanted, run_budget(spec), partial)
@@ -1598,8 +1937,10 @@ def emit(result, out_dir, language="python"):
     Python: ``<STATUS> <nodeid>`` (pytest's ``-rA`` form); JavaScript: ``[PASSED] <id>`` or
     ``[FAILED] <id>`` (its ids hold spaces: SWE-bench's ``parse_log_jest_json`` reads them
     whole); Go: ``--- PASS: <id> (0.00s)`` or ``--- FAIL: <id> (0.00s)`` (``go test -v``'s
-    form, which SWE-bench's ``parse_log_gotest`` reads); for JavaScript and Go anything but
-    a trusted pass a failure."""
+    form, which SWE-bench's ``parse_log_gotest`` reads); Rust: ``test <id> ... ok`` or
+    ``test <id> ... FAILED`` (libtest's, which ``parse_log_cargo`` reads); Java: as
+    JavaScript (its ids may hold spaces too); for every language but Python anything but a
+    trusted pass a failure."""
     lines = [">>>>> Start Test Output"]
     trusted = result.get("trusted", False)
     for test, outcome in sorted(result["outcomes"].items()):
@@ -1609,6 +1950,12 @@ def emit(result, out_dir, language="python"):
             status = "--- PASS:" if (trusted and outcome == "passed") else "--- FAIL:"
             lines.append(f"{status} {test} (0.00s)")
             continue
+        elif language == "rust":
+            status = "ok" if (trusted and outcome == "passed") else "FAILED"
+            lines.append(f"test {test} ... {status}")
+            continue
+        elif language == "java":
+            status = "[PASSED]" if (trusted and outcome == "passed") else "[FAILED]"
         else:
             status = outcome.upper() if (trusted and outcome) else "FAILED"
         lines.append(f"{status} {test}")
@@ -1641,6 +1988,10 @@ def _args(argv):
                                        f"{LAUNCHER_FILE} beside --plugin)")
     ap.add_argument("--go-report", help="repogym's reader of Go runs (Go tasks; default: "
                                         f"{GO_REPORT_FILE} beside this grader)")
+    ap.add_argument("--rust-report", help="repogym's reader of Rust runs (Rust tasks; "
+                                          f"default: {RUST_REPORT_FILE} beside this grader)")
+    ap.add_argument("--maven", help="repogym's Maven run: plan, script, reading (Java tasks; "
+                                    f"default: {MAVEN_FILE} beside this grader)")
     ap.add_argument("--patch", help="the candidate's diff (default: the working tree's "
                                     "changes to the repository)")
     ap.add_argument("--out", help="directory for reward.txt and result.json")
@@ -1651,17 +2002,23 @@ def _args(argv):
     return args
 
 
-def _go_reader(spec, path):
-    """A Go task's reader of its runs' events (None for other tasks); ValueError when it
-    cannot be loaded."""
-    if language_of(spec) != "go":
+READERS = {"go": (GO_REPORT_FILE, "--go-report"),  # language -> its runs' module
+           "rust": (RUST_REPORT_FILE, "--rust-report"), "java": (MAVEN_FILE, "--maven")}
+
+
+def _reader(spec, path):
+    """A Go, Rust or Java task's module of its runs (None for other tasks); ValueError
+    when it cannot be loaded."""
+    language = language_of(spec)
+    if language not in READERS:
         return None
-    path = path or os.path.join(os.path.dirname(os.path.abspath(__file__)), GO_REPORT_FILE)
+    name, option = READERS[language]
+    path = path or os.path.join(os.path.dirname(os.path.abspath(__file__)), name)
     if not os.path.isfile(path):
-        raise ValueError(f"a Go task needs --go-report (repogym's reader of Go runs): no "
-                         f"file at {path}")
+        raise ValueError(f"a {PLAN_NAMES[language]} task needs {option} (repogym's reader "
+                         f"of its runs): no file at {path}")
     try:
-        return load_go_report(path)
+        return load_reader(path, name[:-3])
     except (ImportError, SyntaxError) as exc:
         raise ValueError(f"cannot load {path}: {exc}") from exc
 
@@ -1681,14 +2038,15 @@ def main(argv=None):
                            ("launcher", args.launcher)):
             if path is not None and not os.path.isfile(path):
                 raise ValueError(f"no {what} file at {path}")
-        go_report = _go_reader(spec, args.go_report)
+        reader = _reader(spec, {"go": args.go_report, "rust": args.rust_report,
+                                "java": args.maven}.get(language))
     except (OSError, ValueError, KeyError) as exc:
         emit({**failed, "instance_id": "", "problems": [f"bad input: {exc}"]}, args.out,
              language)
         return EXIT_USAGE
     try:
         result = grade_container(spec, args.plugin, args.launcher, args.patch, args.partial,
-                                 go_report)
+                                 reader)
     except (GraderError, OSError, subprocess.SubprocessError, KeyError, TypeError) as exc:
         emit({**failed, "instance_id": spec["instance_id"],
               "problems": [f"environment error: {exc}"]}, args.out, language)

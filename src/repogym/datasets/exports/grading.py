@@ -48,6 +48,22 @@ rules as data (:mod:`repogym.toolchains.go.export`). It depends on no file of th
 it is made without Docker. Beside the grader goes ``repogym_go_report.py``
 (:mod:`repogym.toolchains.plugins.repogym_go_report`): the stdlib-only reader of a Go run's
 events that repogym's Go toolchain reads its runs with too.
+
+**Rust tasks** carry one too (:class:`RustPlan`, the spec's ``rust``): the Rust toolchain's
+runner program (its scanner and runner, standard library only) with a placeholder for the
+run's plan, the plan's fixed part, the canary's name, the report and cleanup paths and the
+protection rules as data (:mod:`repogym.toolchains.rust.export`); made without Docker.
+Beside the grader goes ``repogym_rust_report.py``
+(:mod:`repogym.toolchains.plugins.repogym_rust_report`), the reader repogym's Rust toolchain
+reads its runs with. A Rust unit test sits in the source file it tests: a listed test's
+file that is runtime source is not in ``protected`` but in ``span_guarded`` (the grader
+restores it only when its test code changed, as ``grade_in`` does).
+
+**Java tasks** carry :class:`JavaPlan` (the spec's ``java``: the protection rules as data,
+:mod:`repogym.toolchains.java.export`), and beside the grader ``repogym_maven.py``
+(:mod:`repogym.toolchains.plugins.repogym_maven`): the Java toolchain's own plan of a run,
+its shell script (Maven with repogym's extension, the watchdog) and the reading of its event
+log and Surefire's reports, standard library only; made without Docker.
 """
 
 from __future__ import annotations
@@ -61,21 +77,23 @@ import shlex
 import sys
 import tarfile
 from importlib import resources
-from typing import Sequence
+from typing import Any, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
+from repogym.datasets.verify import spec_of
 from repogym.errors import InputError
+from repogym.grading import protected_paths as verify_protected_paths
+from repogym.grading import span_guarded_paths
 from repogym.layout import REPO_DIR, TASK_DIR
 from repogym.layout import STATE as ENV_STATE
 from repogym.layout import USER as TEST_USER
 from repogym.limits import policy_for
-from repogym.patches import changed_lines
 from repogym.sandboxes.base import APPLY_FALLBACKS
 from repogym.schemas.arrow import TaskRow
 from repogym.schemas.records import TimeLimits
-from repogym.toolchains.base import toolchain_for
 from repogym.toolchains.go.export import grading_plan as go_grading_plan
+from repogym.toolchains.java.export import grading_plan as java_grading_plan
 from repogym.toolchains.python import (
     EDITABLE_PREFIXES,
     INSTALL_METADATA,
@@ -85,16 +103,23 @@ from repogym.toolchains.python import (
     TEST_DIR_NAMES,
     TEST_FILE_NAMES,
 )
+from repogym.toolchains.rust.export import grading_plan as rust_grading_plan
 
 ANCHOR = TASK_DIR
 GRADER_FILE, PLUGIN_FILE, LAUNCHER_FILE, SPEC_FILE, PREPARE_FILE = (
     "grader.py", "repogym_report.py", "repogym_launch.py", "spec.json", "prepare.sh")
 GO_REPORT_FILE = "repogym_go_report.py"  # the Go run's reader (a file of toolchains.plugins)
+RUST_REPORT_FILE = "repogym_rust_report.py"  # the Rust run's reader (toolchains.plugins)
+MAVEN_FILE = "repogym_maven.py"  # a Maven run's plan, script and reader (toolchains.plugins)
+# language -> the module of its runs beside the grader, and the grader's option naming it
+READERS = {"go": (GO_REPORT_FILE, "--go-report"), "rust": (RUST_REPORT_FILE, "--rust-report"),
+           "java": (MAVEN_FILE, "--maven")}
 DEFAULT_TIMEOUT = 600.0
 GRADER_COMMAND = "python3 -I -S"  # no site-packages, no PYTHONPATH: stdlib only
-LANGUAGES = ("python", "javascript", "go")  # the languages the in-container grader grades
-PLAN_FIELDS = {"javascript": "javascript", "go": "go"}  # language -> its plan's spec field
-# spec fields only Python tasks use (a JavaScript or Go task's spec.json leaves them out)
+LANGUAGES = ("python", "javascript", "go", "rust", "java")  # what the grader grades
+# language -> its plan's spec field
+PLAN_FIELDS = {"javascript": "javascript", "go": "go", "rust": "rust", "java": "java"}
+# spec fields only Python tasks use (other languages' spec.json leaves them out)
 PYTHON_FIELDS = frozenset({"runner_config", "startup_hooks", "install_metadata",
                            "editable_prefixes", "runner_modules", "stdlib_modules",
                            "test_dir_names", "test_file_names", "runner_changes"})
@@ -176,6 +201,7 @@ class Protection(BaseModel):
     name_patterns: tuple[str, ...]
     test_dirs: tuple[str, ...]
     any_part: tuple[str, ...]
+    path_patterns: tuple[str, ...] = ()  # matched against the whole path (Rust's build.rs)
 
 
 class JsPlan(BaseModel):
@@ -213,13 +239,63 @@ class GoPlan(BaseModel):
     protection: Protection
 
 
-Plan = JsPlan | GoPlan
+class RustPlan(BaseModel):
+    """How a Rust task's tests run (see :mod:`repogym.toolchains.rust.export`)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    script: str
+    payload: dict[str, Any]
+    canary: str
+    report: str
+    cleanup: str
+    command: str
+    fresh: tuple[str, ...]
+    protection: Protection
+
+
+class JavaPlan(BaseModel):
+    """How a Java task's tests run beside what ``repogym_maven.py`` holds (see
+    :mod:`repogym.toolchains.java.export`)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    protection: Protection
+    fresh: tuple[str, ...]
+    collect_timeout: float
+
+
+Plan = JsPlan | GoPlan | RustPlan | JavaPlan
+PLAN_TYPES: dict[str, type[BaseModel]] = {"javascript": JsPlan, "go": GoPlan, "rust": RustPlan,
+                                          "java": JavaPlan}
 
 
 @functools.cache
 def go_plan() -> GoPlan:
     """The plan of every Go task: the Go toolchain's (no sandbox needed)."""
     return GoPlan.model_validate(go_grading_plan())
+
+
+@functools.cache
+def rust_plan() -> RustPlan:
+    """The plan of every Rust task: the Rust toolchain's (no sandbox needed)."""
+    return RustPlan.model_validate(rust_grading_plan())
+
+
+@functools.cache
+def java_plan() -> JavaPlan:
+    """The plan of every Java task: the Java toolchain's (no sandbox needed)."""
+    return JavaPlan.model_validate(java_grading_plan())
+
+
+def own_plan(language: str) -> Plan | None:
+    """The plan every task of ``language`` shares (None: it has none, or each task's is
+    read from its environment)."""
+    if language == "go":
+        return go_plan()
+    if language == "java":
+        return java_plan()
+    return rust_plan() if language == "rust" else None
 
 
 class ContainerSpec(BaseModel):
@@ -240,9 +316,16 @@ class ContainerSpec(BaseModel):
 
     ``language`` picks the grader's rules: ``python`` (the fields above), ``javascript``
     (the test-file and runner rules, command line and canaries of ``javascript``, a
-    :class:`JsPlan`) or ``go`` (the run script, canary and rules of ``go``, a
-    :class:`GoPlan`); a JavaScript or Go ``spec.json`` leaves the Python-only fields out,
-    and every spec leaves out the other languages' plans.
+    :class:`JsPlan`), ``go`` (the run script, canary and rules of ``go``, a
+    :class:`GoPlan`), ``rust`` (the runner program, canary and rules of ``rust``, a
+    :class:`RustPlan`) or ``java`` (the rules of ``java``, a :class:`JavaPlan`; the run is
+    ``repogym_maven.py``'s); a spec of a language other than Python leaves the Python-only
+    fields out, and every spec leaves out the other languages' plans.
+
+    ``span_guarded`` (written only when not empty): listed tests' files that are runtime
+    source (Rust's unit tests sit in ``#[cfg(test)]`` modules of the code they test), left
+    out of ``protected``; the grader restores one only when the candidate changed its test
+    code (:func:`repogym.grading.span_guarded_paths`).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -268,29 +351,31 @@ class ContainerSpec(BaseModel):
     timeout: float = DEFAULT_TIMEOUT
     time_limits: TimeLimits
     runner_changes: tuple[str, ...] = ()
+    span_guarded: tuple[str, ...] = ()
     javascript: JsPlan | None = None
     go: GoPlan | None = None
+    rust: RustPlan | None = None
+    java: JavaPlan | None = None
 
     @classmethod
     def of(cls, row: TaskRow, timeout: float = DEFAULT_TIMEOUT,
            plan: Plan | None = None) -> ContainerSpec:
         """The spec of a dataset row (the same protected set and limits as ``verify``:
         a row without time limits gets the ceilings ``grade_in`` uses, ``timeout``);
-        ``plan``: a JavaScript or Go task's
-        (:func:`repogym.datasets.exports.plans.grading_plans`; a Go task's defaults to
-        :func:`go_plan`).
+        ``plan``: a JavaScript, Go, Rust or Java task's
+        (:func:`repogym.datasets.exports.plans.grading_plans`; a Go, Rust or Java task's
+        defaults to its toolchain's, :func:`own_plan`).
 
         Raises:
             InputError: the row's language has no in-container grader, a JavaScript row
                 comes without its plan, or a row comes with another language's plan.
         """
         require_language(row)
-        if row.language == "go" and plan is None:
-            plan = go_plan()
+        plan = plan or own_plan(row.language)
         if row.language == "javascript" and plan is None:
             raise InputError(f"task {row.instance_id}: a JavaScript task needs its grading "
                              f"plan to be exported (see repogym.datasets.exports.plans)")
-        wanted = {"javascript": JsPlan, "go": GoPlan}.get(row.language)
+        wanted = PLAN_TYPES.get(row.language)
         if plan is not None and (wanted is None or not isinstance(plan, wanted)):
             raise InputError(f"task {row.instance_id} is in {row.language!r}: a "
                              f"{type(plan).__name__} does not grade it")
@@ -299,15 +384,20 @@ class ContainerSpec(BaseModel):
                    test_patch=row.test_patch, protected=tuple(sorted(protected_paths(row))),
                    timeout=timeout, time_limits=spec_limits(row, timeout),
                    runner_changes=row.runner_changes,
+                   span_guarded=tuple(sorted(span_guarded_paths(spec_of(row)))),
                    javascript=plan if isinstance(plan, JsPlan) else None,
-                   go=plan if isinstance(plan, GoPlan) else None)
+                   go=plan if isinstance(plan, GoPlan) else None,
+                   rust=plan if isinstance(plan, RustPlan) else None,
+                   java=plan if isinstance(plan, JavaPlan) else None)
 
     def to_json(self) -> str:
-        """``spec.json``'s text: the language's own plan and no other's; a JavaScript or Go
-        spec without the Python-only fields."""
+        """``spec.json``'s text: the language's own plan and no other's; another language's
+        spec without the Python-only fields; ``span_guarded`` only when it names a file."""
         exclude = {f for lang, f in PLAN_FIELDS.items() if lang != self.language}
         if self.language != "python":
             exclude |= PYTHON_FIELDS
+        if not self.span_guarded:
+            exclude.add("span_guarded")
         return self.model_dump_json(indent=2, exclude=exclude) + "\n"
 
 
@@ -326,10 +416,9 @@ def require_language(row: TaskRow) -> None:
 
 def protected_paths(row: TaskRow) -> set[str]:
     """Exact paths a candidate may not change: the files of the test patch and of every
-    listed test, and the runner plugin modules (``verify``'s rule)."""
-    toolchain = toolchain_for(row.language)
-    return set(changed_lines(row.test_patch)) | set(row.protected_files) | {
-        toolchain.test_file(t) for t in (*row.FAIL_TO_PASS, *row.PASS_TO_PASS)}
+    listed test (but those whose test code alone is guarded: ``span_guarded``), and the
+    runner plugin modules (``verify``'s rule, :func:`repogym.grading.protected_paths`)."""
+    return verify_protected_paths(spec_of(row))
 
 
 @functools.cache
@@ -342,22 +431,25 @@ def grader_source() -> bytes:
 @functools.cache
 def plugin_source(name: str = PLUGIN_FILE) -> bytes:
     """A file of ``repogym.toolchains.plugins`` as copied into tasks (the report plugin,
-    the launcher that starts pytest with it, the reader of Go runs)."""
+    the launcher that starts pytest with it, the readers of Go and Rust runs, the run of
+    a Maven build)."""
     return resources.files("repogym.toolchains.plugins").joinpath(name).read_bytes()
 
 
 def grading_files(row: TaskRow, timeout: float = DEFAULT_TIMEOUT,
                   plan: Plan | None = None) -> dict[str, bytes]:
     """``grader.py`` and ``spec.json`` for one task; for a Python task also
-    ``repogym_report.py`` and ``repogym_launch.py``, for a Go task ``repogym_go_report.py``
-    (a JavaScript task's reporter files are in its spec's plan)."""
+    ``repogym_report.py`` and ``repogym_launch.py``, for a Go task ``repogym_go_report.py``,
+    for a Rust task ``repogym_rust_report.py``, for a Java task ``repogym_maven.py`` (a
+    JavaScript task's reporter files are in its spec's plan)."""
     spec = ContainerSpec.of(row, timeout, plan).to_json()
     files = {GRADER_FILE: grader_source(), SPEC_FILE: spec.encode()}
     if row.language == "python":
         files.update({PLUGIN_FILE: plugin_source(PLUGIN_FILE),
                       LAUNCHER_FILE: plugin_source(LAUNCHER_FILE)})
-    elif row.language == "go":
-        files[GO_REPORT_FILE] = plugin_source(GO_REPORT_FILE)
+    elif row.language in READERS:
+        name = READERS[row.language][0]
+        files[name] = plugin_source(name)
     return files
 
 
@@ -367,8 +459,9 @@ def grader_args(row: TaskRow, here: str) -> str:
     args = f'--spec "{here}/{SPEC_FILE}"'
     if row.language == "python":
         args += f' --plugin "{here}/{PLUGIN_FILE}" --launcher "{here}/{LAUNCHER_FILE}"'
-    elif row.language == "go":
-        args += f' --go-report "{here}/{GO_REPORT_FILE}"'
+    elif row.language in READERS:
+        name, option = READERS[row.language]
+        args += f' {option} "{here}/{name}"'
     return args
 
 

@@ -19,9 +19,12 @@ Layout of ``OUT/<instance_id>/``::
     tests/repogym_launch.py repogym's pytest launcher (the plugin first, the configuration
                             pinned to the committed files; Python tasks)
     tests/repogym_go_report.py  the reader of a Go run's events (Go tasks)
+    tests/repogym_rust_report.py  the reader of a Rust run's report (Rust tasks)
+    tests/repogym_maven.py  a Maven run's plan, script and reader (Java tasks)
     tests/spec.json         the grading spec (tests, test patch, protected paths, time
                             limits; a JavaScript task's grading plan: runner command line,
-                            reporter files, canaries, protection rules; a Go task's: the
+                            reporter files, canaries, protection rules; a Go or Rust
+                            task's: the
                             run script, canary, protection rules)
     solution/solve.sh       applies solution/gold.patch in /repo (Harbor's oracle agent)
     solution/gold.patch     the reference fix
@@ -37,7 +40,9 @@ JavaScript tasks are exported the same way; their ``node_modules`` stays the env
 read-only link to ``/opt/deps`` (restored by the grader whatever the solver did to it).
 Exporting them reads each task's grading plan in a container of its environment image
 (:mod:`repogym.datasets.exports.plans`): the image must be in the local Docker engine. Go
-tasks too; their plan is the Go toolchain's, made without Docker.
+tasks too; their plan is the Go toolchain's, made without Docker, and so are Rust tasks
+(the Rust toolchain's runner program and its plan's fixed part) and Java tasks (their run
+is ``repogym_maven.py``'s).
 """
 
 from __future__ import annotations
@@ -119,6 +124,14 @@ test files and to the test configuration are discarded.
 
 def how_tests_run(row: TaskRow, plan: Plan | None = None) -> str:
     """The instruction's words for how the task's tests run."""
+    if row.language == "java":
+        return ("`mvn -o test` (Maven and a JDK are on the PATH; the dependencies and plugins "
+                "are in the environment's local repository, and the network is off: "
+                "`mvn -o -Dmaven.repo.local=$VIRTUAL_ENV/m2 test`)")
+    if row.language == "rust":
+        return ("`cargo test` (cargo is on the PATH; the crates are in the environment's cargo "
+                "home, and the network is off: `export CARGO_HOME=$VIRTUAL_ENV/cargo/home "
+                "CARGO_NET_OFFLINE=true`)")
     if row.language == "go":
         return ("`go test ./...` (Go is on the PATH; the module's dependencies are in the "
                 "environment's module cache: `export GOMODCACHE=$VIRTUAL_ENV/go/mod`)")
@@ -203,7 +216,7 @@ def environment_files(row: TaskRow, *, label: str = TASK_IMAGE_LABEL,
 
 def task_files(row: TaskRow, options: ExportOptions,
                plan: Plan | None = None) -> dict[str, bytes]:
-    """Every file of one task directory, by relative path (``plan``: a JavaScript or Go
+    """Every file of one task directory, by relative path (``plan``: a JavaScript, Go, Rust or Java
     task's grading plan)."""
     iid = row.instance_id
     fmt = dict(iid=iid, repo=REPO_DIR, logs=VERIFIER_LOGS)

@@ -1,9 +1,10 @@
-"""The grading plans of JavaScript and Go tasks, made at export time (see
-:mod:`repogym.toolchains.javascript.export` and :mod:`repogym.toolchains.go.export` for
-what a plan holds).
+"""The grading plans of JavaScript, Go, Rust and Java tasks, made at export time (see
+:mod:`repogym.toolchains.javascript.export`, :mod:`repogym.toolchains.go.export`,
+:mod:`repogym.toolchains.rust.export` and :mod:`repogym.toolchains.java.export` for what a
+plan holds).
 
-A Go task's plan is the Go toolchain's own, the same for every task
-(:func:`~repogym.datasets.exports.grading.go_plan`): no sandbox is needed. A JavaScript
+A Go, Rust or Java task's plan is its toolchain's own, the same for every task
+(:func:`~repogym.datasets.exports.grading.own_plan`): no sandbox is needed. A JavaScript
 task's is read as follows.
 
 A plan depends on files of the task's graded state that no dataset row holds (the
@@ -22,7 +23,7 @@ import json
 from typing import Sequence
 
 from repogym.config import Settings
-from repogym.datasets.exports.grading import JsPlan, Plan, go_plan, spec_limits
+from repogym.datasets.exports.grading import JsPlan, Plan, own_plan, spec_limits
 from repogym.errors import InputError, NoTestsError, RepogymError
 from repogym.schemas.arrow import TaskRow
 
@@ -41,8 +42,8 @@ def plan_key(row: TaskRow, timeout: float) -> str:
 
 def grading_plans(rows: Sequence[TaskRow], timeout: float,
                   settings: Settings | None = None) -> dict[str, Plan]:
-    """instance_id -> plan of every JavaScript and Go row of ``rows`` (Python rows need
-    none).
+    """instance_id -> plan of every JavaScript, Go, Rust and Java row of ``rows`` (Python
+    rows need none).
 
     Raises:
         InputError: a JavaScript row's environment image is not in the local Docker engine, its
@@ -56,7 +57,10 @@ def grading_plans(rows: Sequence[TaskRow], timeout: float,
     for image, group in sorted(todo.items()):
         _read_plans(image, group, timeout, settings or Settings())
     plans: dict[str, Plan] = {r.instance_id: _CACHE[plan_key(r, timeout)] for r in wanted}
-    plans.update({r.instance_id: go_plan() for r in rows if r.language == "go"})
+    for row in rows:
+        shared = own_plan(row.language)
+        if shared is not None:
+            plans[row.instance_id] = shared
     return plans
 
 

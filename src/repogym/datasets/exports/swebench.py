@@ -38,8 +38,12 @@ log_parser                SWE-bench's parser registry name: ``parse_log_pytest``
                           ``<STATUS> <nodeid>`` lines), ``parse_log_jest_json``
                           (JavaScript: ``[PASSED] <id>`` / ``[FAILED] <id>`` lines, which
                           keep ids with spaces whole), ``parse_log_gotest`` (Go:
-                          ``--- PASS: <id> (0.00s)`` / ``--- FAIL: <id> (0.00s)`` lines)
-language                  the task's language (``python``, ``javascript``, ``go``)
+                          ``--- PASS: <id> (0.00s)`` / ``--- FAIL: <id> (0.00s)`` lines),
+                          ``parse_log_cargo`` (Rust: ``test <id> ... ok`` /
+                          ``test <id> ... FAILED`` lines), ``parse_log_jest_json`` for
+                          Java too (``[PASSED] <id>`` / ``[FAILED] <id>``)
+language                  the task's language (``python``, ``javascript``, ``go``,
+                          ``rust``, ``java``)
 eval_type                 ``pass_and_fail``
 image_name                the environment image (repository at ``base_commit``, clean): the
                           ``eval_script`` also grades in a fresh container of it
@@ -51,16 +55,15 @@ bug_patch, kind           repogym's own: the broken state is ``base_commit`` + `
 (network off is fine), with the candidate's diff at ``$REPOGYM_PATCH`` (default
 ``/tmp/patch.diff``, where SWE-bench harnesses copy it). It unpacks an embedded bundle
 (prepare script, grader, spec, bug patch; for Python the report plugin and pytest launcher,
-for Go the reader of its runs' events, for JavaScript the spec's grading plan holds the
-reporter files); in
-``image_name`` it first builds the broken state
+for Go and Rust the reader of their runs, for Java the module of a Maven run, for
+JavaScript the spec's grading plan holds the reporter files); in ``image_name`` it first
+builds the broken state
 (:data:`~repogym.datasets.exports.grading.PREPARE_SCRIPT`; a task image already holds it).
 The grader puts ``/repo`` back to the broken state itself (so a harness that already
 applied the patch in ``/testbed`` changes nothing), applies the diff, grades it with
 repogym's rules and prints ``PASSED``/``FAILED <test>`` lines (JavaScript:
-``[PASSED]``/``[FAILED] <test>``, Go: ``--- PASS``/``--- FAIL: <test> (0.00s)``; from the
-trusted report only)
-between SWE-bench's ``>>>>> Start/End Test Output`` markers, then
+``[PASSED]``/``[FAILED] <test>`` and Java alike, Go: ``--- PASS``/``--- FAIL: <test> (0.00s)``, Rust:
+``test <test> ... ok``/``... FAILED``; from the trusted report only) between SWE-bench's ``>>>>> Start/End Test Output`` markers, then
 ``REPOGYM_REWARD=1`` or ``=0``; ``reward.txt`` and ``result.json`` go to ``$REPOGYM_OUT``
 (default ``/tmp/repogym-eval``). Exit status 0: graded; 2: bad input (no patch file); 3: the
 environment is broken. The script's last command before its ``End Test Output`` comment line
@@ -123,7 +126,9 @@ LOG_PARSER = "parse_log_pytest"  # our PASSED/FAILED <nodeid> lines are pytest's
 # JavaScript ids hold spaces (``file > suite > test``), which the pytest parser cuts at the
 # first one; this parser reads ``[PASSED] <id>`` / ``[FAILED] <id>`` lines whole
 LOG_PARSERS = {"python": LOG_PARSER, "javascript": "parse_log_jest_json",
-               "go": "parse_log_gotest"}
+               "go": "parse_log_gotest", "rust": "parse_log_cargo",
+               # Java ids hold spaces too (JUnit Jupiter's display names): read whole
+               "java": "parse_log_jest_json"}
 EVAL_TYPE = "pass_and_fail"  # swebench.harness.constants.EvalType.PASS_AND_FAIL
 END_TEST_OUTPUT = ">>>>> End Test Output"
 
@@ -225,7 +230,7 @@ def task_image_tag(row: TaskRow, context: dict[str, bytes]) -> str:
 def eval_script(row: TaskRow, options: ExportOptions, task_image: str = "",
                 plan: Plan | None = None) -> str:
     """The bash script that grades ``$REPOGYM_PATCH`` for ``row`` (see the module docstring;
-    ``plan``: a JavaScript or Go task's grading plan)."""
+    ``plan``: a JavaScript, Go, Rust or Java task's grading plan)."""
     files = grading_files(row, options.test_timeout, plan)
     files[PREPARE_FILE] = PREPARE_SCRIPT.encode()
     files["bug.patch"] = row.bug_patch.encode()
@@ -243,7 +248,7 @@ def instance(row: TaskRow, options: ExportOptions, task_image: str = "",
              plan: Plan | None = None) -> dict[str, Any]:
     """One SWE-bench instance (see the module docstring for the fields); ``task_image`` is
     its ``image`` (default: the tag :func:`task_image_tag` gives it); ``plan``: a
-    JavaScript or Go task's grading plan."""
+    JavaScript, Go, Rust or Java task's grading plan."""
     task_image = task_image or task_image_tag(row, image_context(row))
     return {
         "instance_id": row.instance_id,

@@ -8,8 +8,10 @@ repository, ``$VIRTUAL_ENV/m2`` (:mod:`~repogym.toolchains.java.project`). Runs 
 reach the network (``mvn -o``).
 
 A run is one ``mvn -o clean test`` over the reactor (:mod:`~repogym.toolchains.java.script`)
-with repogym's Maven extension loaded (:mod:`~repogym.toolchains.java.maven`). Design
-choices, and why:
+with repogym's Maven extension loaded (:mod:`~repogym.toolchains.java.maven`). Its plan,
+script and reading are one standard-library module,
+:mod:`repogym.toolchains.plugins.repogym_maven`, which an exported task's in-container
+grader runs too (:mod:`~repogym.toolchains.java.export`). Design choices, and why:
 
 * **Compile every run.** ``clean`` first, so what runs is what the work tree says: no class
   file a patch or an earlier run left in ``target/`` survives, and a change to main code
@@ -67,18 +69,19 @@ from typing import Collection, Mapping, Sequence
 from repogym.errors import NoTestsError
 from repogym.layout import SCRATCH
 from repogym.sandboxes.base import Sandbox
+from repogym.schemas.calls import FailureReading
 from repogym.schemas.records import Checkout, EnvSpec, Outcome, TestRun, TimeLimits
 from repogym.toolchains.base import TOOLCHAINS, RunPlugin, Toolchain
 from repogym.toolchains.java import files
 from repogym.toolchains.java.layer import java_layer
 from repogym.toolchains.java.project import MavenProject, is_test_source
-from repogym.toolchains.java.report import Namer, method_of, parse_run, read_log, split_id
+from repogym.toolchains.java.report import Namer, parse_run, read_log, split_id
 from repogym.toolchains.java.script import MavenRun
+from repogym.toolchains.plugins.repogym_maven import FORK_STARTUP, MIN_FORK_BUDGET, plan
 from repogym.toolchains.runs import exec_or_lost, read_or_empty, salvaged, text_or_none
 
 RECIPE_VERSION = "java-maven-1"
-MIN_FORK_BUDGET = 20.0  # a fork's time limit is never below this (JVM start, class loading)
-FORK_STARTUP = 10.0
+COLLECT_TIMEOUT = 120.0  # seconds to gather the reports after a run
 
 
 class JavaToolchain(Toolchain):
@@ -103,6 +106,14 @@ class JavaToolchain(Toolchain):
     def is_runtime_source(self, path: str) -> bool:
         parts = PurePosixPath(path).parts[:-1]
         return super().is_runtime_source(path) and "jmh" not in parts
+
+    def read_failure(self, message: str, test_id: str,
+                     sources: Mapping[str, str]) -> FailureReading | None:
+        """A Surefire failure read against the test's source
+        (:func:`repogym.toolchains.java.failures.read_failure`)."""
+        from repogym.toolchains.java.failures import read_failure
+
+        return read_failure(message, test_id, sources)
 
     def qualified_name(self, path: str, function: str | None) -> str:
         """``Option.getKey`` for a method of ``.../Option.java`` (``Option`` for the
@@ -138,7 +149,7 @@ class JavaToolchain(Toolchain):
         sandbox.write_file(script_path, run.script())
         result, lost = exec_or_lost(sandbox, run.command(script_path), timeout=timeout, env={})
         if not lost:
-            sandbox.exec(run.collect_command(), timeout=120)
+            sandbox.exec(run.collect_command(), timeout=COLLECT_TIMEOUT)
         events = salvaged(sandbox, run.events, lost)
         bundle = b"" if lost else read_or_empty(sandbox, run.bundle)
         dumps = {} if lost else self._dumps(sandbox, run, events)
@@ -183,64 +194,6 @@ class JavaToolchain(Toolchain):
                 for n in names}
 
 
-def plan(select: Sequence[str] | None, exclude: Sequence[str], limits: TimeLimits | None,
-         *, nonce: str, scratch: str, poms: Collection[str],
-         packages: Mapping[str, str] | None = None, failfast: bool = False,
-         collect: Sequence[str] = (), canary: bool = False) -> MavenRun:
-    """The run for ``select`` (None: every test Surefire's configuration picks, less
-    ``exclude``): its Surefire filter, the canary's modules, each module's fork budget and
-    JUnit Jupiter's per-test limit."""
-    pkgs = dict(packages or {})
-    poms = set(poms)
-    default = limits.run if limits else 600.0
-    jupiter = None
-    if limits is not None and limits.default is not None:
-        pool = [limits.tests.get(t, limits.default) for t in select] if select else \
-            [limits.default, *limits.tests.values()]
-        jupiter = max(pool) + limits.grace
-    if select is None:
-        test = ",".join(sorted({f"!{_pattern(t, pkgs)}" for t in exclude}))
-        return MavenRun(scratch=scratch, nonce=nonce, test=test, default_budget=default,
-                        jupiter_timeout=jupiter, failfast=failfast, canary=canary)
-    skip = set(exclude)
-    wanted = [t for t in select if t not in skip]
-    methods: dict[str, set[str]] = {}
-    for test in wanted:
-        fqcn, _, method = _pattern(test, pkgs).partition("#")
-        methods.setdefault(fqcn, set()).add(method)
-    for path in collect:  # whole classes
-        methods[_fqcn(path, PurePosixPath(path).stem, pkgs)] = set()
-    patterns = [f"{c}#{'+'.join(sorted(m))}" if m else c for c, m in sorted(methods.items())]
-    modules = sorted({files.module_of(split_id(t)[0], poms) for t in wanted}
-                     | {files.module_of(p, poms) for p in collect})
-    canary = canary and bool(modules)
-    if canary:
-        patterns.append(MavenRun(scratch=scratch, nonce=nonce).canary_name)
-    budgets: dict[str, float] = {}
-    if limits is not None and limits.default is not None:
-        for test in wanted:
-            folder = files.module_of(split_id(test)[0], poms)
-            budgets[folder] = budgets.get(folder, FORK_STARTUP) + limits.tests.get(
-                test, limits.default)
-        budgets = {k: min(default, max(MIN_FORK_BUDGET, v + limits.grace))
-                   for k, v in budgets.items()}
-    return MavenRun(scratch=scratch, nonce=nonce,
-                    test=",".join(patterns) or f"RepogymNoTest{nonce[:8]}", budgets=budgets,
-                    default_budget=default, jupiter_timeout=jupiter, failfast=failfast,
-                    canary=canary, canary_modules=tuple(modules))
-
-
-def _pattern(test: str, packages: Mapping[str, str]) -> str:
-    """Surefire's ``<package>.<Class>#<method>`` for a test id."""
-    path, cls, name = split_id(test)
-    return f"{_fqcn(path, cls, packages)}#{method_of(name)}"
-
-
-def _fqcn(path: str, cls: str, packages: Mapping[str, str]) -> str:
-    package = packages.get(path, files.package_of(path))
-    return f"{package}.{cls}" if package else cls
-
-
 TOOLCHAINS.register("java")(JavaToolchain)
 
-__all__ = ["JavaToolchain", "plan"]
+__all__ = ["COLLECT_TIMEOUT", "FORK_STARTUP", "MIN_FORK_BUDGET", "JavaToolchain", "plan"]

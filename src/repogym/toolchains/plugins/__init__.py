@@ -1,3 +1,4 @@
 """Files copied into sandboxes and exported tasks, standard library only (not imported by
-repogym itself, except ``repogym_go_report``: the reader of Go runs that the Go toolchain
-and an exported Go task's in-container grader share)."""
+repogym itself, except the modules of runs that a toolchain and an exported task's
+in-container grader share: ``repogym_go_report`` and ``repogym_rust_report``, the readers of
+Go and Rust runs, and ``repogym_maven``, a Maven run's plan, script and reading)."""

@@ -22,6 +22,10 @@ cargo-nextest (a process per test, JUnit): a test process that exits 0 passes th
 code under test that calls ``std::process::exit(0)`` passes every test that reaches it;
 in one libtest process per binary that exit ends the binary before its canary reports.
 
+An exported task's in-container grader runs the same program with a plan it makes the way
+:func:`plan` does (:mod:`~repogym.toolchains.rust.export`), and reads the report with the
+same standard-library reader (:mod:`repogym.toolchains.plugins.repogym_rust_report`).
+
 Test ids are ``<file>::<libtest name>``: the file that holds the test (for a unit test in
 ``#[cfg(test)] mod tests`` of ``src/lib.rs``, ``src/lib.rs``; for an integration test,
 ``tests/foo.rs``; for ``tests/foo/helpers.rs``'s tests, that file), then the name libtest
@@ -48,16 +52,18 @@ patch must not change.
 
 from __future__ import annotations
 
+import functools
 import json
 import secrets
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path, PurePosixPath
-from typing import Any, Collection, Sequence
+from typing import Any, Collection, Mapping, Sequence
 
 from repogym.errors import NoTestsError
 from repogym.layout import SCRATCH
 from repogym.sandboxes.base import Sandbox
+from repogym.schemas.calls import FailureReading
 from repogym.schemas.records import Checkout, EnvSpec, Outcome, TestRun, TimeLimits
 from repogym.toolchains.base import NOT_RUNTIME_DIRS, TOOLCHAINS, RunPlugin, Toolchain
 from repogym.toolchains.runs import exec_or_lost, salvaged
@@ -111,6 +117,14 @@ class RustToolchain(Toolchain):
         if self.is_test_file(path):
             return ((1, max(1, text.count("\n") + 1)),)
         return files.test_spans(text) if PurePosixPath(path).suffix == ".rs" else ()
+
+    def read_failure(self, message: str, test_id: str,
+                     sources: Mapping[str, str]) -> FailureReading | None:
+        """A libtest panic read against the test's source
+        (:func:`repogym.toolchains.rust.failures.read_failure`)."""
+        from repogym.toolchains.rust.failures import read_failure
+
+        return read_failure(message, test_id, sources)
 
     def qualified_name(self, path: str, function: str | None) -> str:
         """Rust's path of ``function`` in the module of ``path``: ``parse`` at a crate
@@ -200,10 +214,7 @@ class RustRun:
 
     def script(self) -> str:
         """The runner's program: the scanner, the runner, and the call with this plan."""
-        package = resources.files("repogym.toolchains.rust")
-        source = "\n".join(package.joinpath(name).read_text()
-                           for name in ("scan.py", "runner.py"))
-        return f"{source}\n\nmain(json.loads({json.dumps(json.dumps(self.payload()))}))\n"
+        return f"{program()}\n\nmain(json.loads({json.dumps(json.dumps(self.payload()))}))\n"
 
     def cleanup(self) -> str:
         """Put back the root files a run that stopped mid-build left a canary in (their
@@ -212,6 +223,14 @@ class RustRun:
         s = self.scratch
         return (f"if [ -f {s}/planted ]; then while IFS=$'\\t' read -r b r; do "
                 f'cp -p "$b" "$r"; done < {s}/planted; fi; rm -rf {s}')
+
+
+@functools.cache
+def program() -> str:
+    """The runner's program without its call: :mod:`~repogym.toolchains.rust.scan`'s text,
+    then :mod:`~repogym.toolchains.rust.runner`'s (both standard library only)."""
+    package = resources.files("repogym.toolchains.rust")
+    return "\n".join(package.joinpath(name).read_text() for name in ("scan.py", "runner.py"))
 
 
 def plan(select: Sequence[str] | None, exclude: Sequence[str], limits: TimeLimits | None,
@@ -232,4 +251,4 @@ def plan(select: Sequence[str] | None, exclude: Sequence[str], limits: TimeLimit
 
 TOOLCHAINS.register("rust")(RustToolchain)
 
-__all__ = ["CANARY_PREFIX", "RustRun", "RustToolchain", "plan"]
+__all__ = ["CANARY_PREFIX", "RustRun", "RustToolchain", "plan", "program"]

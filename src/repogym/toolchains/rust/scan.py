@@ -308,6 +308,16 @@ def _mod_file(path: str, moddir: str, decl: ModDecl,
     return None
 
 
+def test_lines(text: str) -> tuple[tuple[int, int], ...]:
+    """The lines (1-based, both ends included) of a source file's text that are test code:
+    ``#[cfg(test)]`` items, test functions, or the whole file under an inner
+    ``#![cfg(test)]``. Comments are ignored; nested spans are merged."""
+    found = scan(text)
+    if found.all_test:
+        return ((1, max(1, text.count("\n") + (0 if text.endswith("\n") else 1))),)
+    return tuple(found.test_spans)
+
+
 def file_of(mods: dict[str, str], name: str) -> str:
     """The file of the libtest test ``name`` (``parser::tests::parses``) in a crate whose
     module tree is ``mods``: that of its longest module path the tree knows."""
@@ -319,4 +329,5 @@ def file_of(mods: dict[str, str], name: str) -> str:
     return mods.get("", "")
 
 
-__all__ = ["ModDecl", "Scan", "blank", "file_of", "merge_spans", "module_map", "scan"]
+__all__ = ["ModDecl", "Scan", "blank", "file_of", "merge_spans", "module_map", "scan",
+           "test_lines"]

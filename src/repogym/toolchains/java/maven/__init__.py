@@ -12,10 +12,12 @@ from __future__ import annotations
 
 from importlib import resources
 
+# where the extension goes (EXT_DIR, EXT_JAR): the run's own constants (its Maven command
+# line loads the jar), in the standard-library module an exported task's grader runs too
+from repogym.toolchains.plugins.repogym_maven import EXT_DIR, EXT_JAR
+
 SOURCES = ("Run.java", "Adapt.java", "Participant.java", "Spy.java")
 COMPONENTS = ("repogym.maven.Participant", "repogym.maven.Spy")  # the Sisu index
-EXT_DIR = "$VIRTUAL_ENV/repogym-maven"
-EXT_JAR = f"{EXT_DIR}/repogym-maven.jar"
 
 
 def source(name: str) -> str:
@@ -41,4 +43,4 @@ def build_step() -> str:
     return "\n".join(lines)
 
 
-__all__ = ["EXT_JAR", "build_step"]
+__all__ = ["EXT_DIR", "EXT_JAR", "build_step"]
