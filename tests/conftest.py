@@ -38,6 +38,48 @@ def _docker_client():
 LOCAL_ENVS_KEEP_DAYS = 14
 
 
+# tests that are each a unit of work of their own under pytest-xdist (the rest: a file each)
+OWN_UNITS = ("tests/test_conformance.py::",)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (``-n auto`` in pyproject's ``addopts``; ``-n 0`` runs in one
+    process) the work is handed out in units (:func:`pytest_xdist_make_scheduler`), the
+    longest first so that none starts last and leaves one worker running alone at the end:
+    the :data:`OWN_UNITS` (the conformance suite, the longest tests), then the files that
+    hold a ``slow`` test, then the rest, each in collection order."""
+    if not hasattr(config, "workerinput"):  # not an xdist worker: nothing is handed out
+        return
+    slow = {_unit_of(item.nodeid) for item in items if item.get_closest_marker("slow")}
+
+    def rank(item: pytest.Item) -> int:
+        unit = _unit_of(item.nodeid)
+        return 0 if unit.startswith(OWN_UNITS) else 1 if unit in slow else 2
+
+    items.sort(key=rank)  # stable: a file's tests stay together and in order
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """Hand out a test file at a time (so a module's fixtures -- a judged corpus, a built
+    project -- are made once, by one worker), each of :data:`OWN_UNITS` alone, in the order
+    the workers collected them (:func:`pytest_collection_modifyitems`).
+
+    (``--dist loadgroup`` would do it with ``xdist_group`` marks, but pytest-xdist 3.8 marks
+    a group by rewriting ``Item._nodeid``, which pytest 9.2 no longer reads.)"""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class FileScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return _unit_of(nodeid)
+
+    config.option.loadscopereorder = False  # keep the order above, not largest-file-first
+    return FileScheduling(config, log)
+
+
+def _unit_of(nodeid: str) -> str:
+    return nodeid if nodeid.startswith(OWN_UNITS) else nodeid.split("::", 1)[0]
+
+
 @pytest.fixture(scope="session", autouse=True)
 def shared_local_envs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """One folder of local environments (``Settings.local_envs``), kept between sessions as
