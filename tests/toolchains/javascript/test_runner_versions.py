@@ -1,6 +1,7 @@
 """Runner versions the real repositories of ../shared/repos do not pin, met on projects from
 the wild: vitest 4 (its reporter API lost onFinished) and uvu 0.5 with ``-r esm`` (esm loads
-uvu through its own loader). Small projects installed from the npm registry, run through the
+uvu through its own loader), mocha 3 (its commander refuses ``--no-color``; jonschlinkert/
+is-number pins it). Small projects installed from the npm registry, run through the
 local provider on this machine's Node.js."""
 
 from __future__ import annotations
@@ -44,6 +45,19 @@ VITEST_4 = {
                          "});\n"),
 }
 
+MOCHA_3 = {
+    "package.json": json.dumps({"name": "adder", "version": "1.0.0",
+                                "scripts": {"test": "mocha"},
+                                "devDependencies": {"mocha": "3.5.3"}}),
+    "index.js": "module.exports = function add(a, b) { return a + b }\n",
+    "test/test.js": ("var assert = require('assert');\n"
+                     "var add = require('..');\n"
+                     "describe('add', function () {\n"
+                     "  it('adds', function () { assert.strictEqual(add(1, 2), 3); });\n"
+                     "  it('adds negatives', function () { assert.equal(add(-1, -2), -3); });\n"
+                     "});\n"),
+}
+
 
 def sandbox_of(tmp_path, files):
     commit_files(tmp_path / "project", files)
@@ -80,3 +94,17 @@ def test_vitest_4(tmp_path) -> None:
         sandbox.write_file("src/index.js", "export function add(a, b) { return a - b }\n")
         broken = tc.run_tests(sandbox, timeout=180, select=["test/add.test.js > add > adds"])
         assert broken.trusted and broken.outcome("test/add.test.js > add > adds") is Outcome.failed
+
+
+def test_mocha_3(tmp_path) -> None:
+    tc, sandbox = sandbox_of(tmp_path, MOCHA_3)
+    with sandbox:
+        run = tc.run_tests(sandbox, timeout=120, check_runner=False)
+        assert run.trusted, (run.problems, run.log_tail)
+        assert {t: r.outcome for t, r in run.results.items()} == {
+            "test/test.js > add > adds": Outcome.passed,
+            "test/test.js > add > adds negatives": Outcome.passed}
+        sandbox.write_file("index.js", "module.exports = function add(a, b) { return a - b }\n")
+        broken = tc.run_tests(sandbox, timeout=120, select=["test/test.js > add > adds"])
+        assert broken.trusted and broken.outcome("test/test.js > add > adds") is Outcome.failed
+        assert "test/test.js > add > adds negatives" not in broken.results

@@ -84,6 +84,19 @@ def test_install_recipes_follow_the_package_manager(clones: dict[str, Path]) -> 
     assert all(steps[-1].startswith("rm -rf ~/.npm") for steps in (ms, minimatch, mime))
 
 
+def test_a_runner_repogym_cannot_run_is_refused_before_the_install(
+        clones: dict[str, Path]) -> None:
+    """isaacs/minimatch tests with tap: refused by env_spec (prepare), not after a 2-minute
+    install when the baseline first runs."""
+    from repogym.schemas.records import Checkout, RepoSpec
+
+    path = clones["isaacs+minimatch"]
+    checkout = Checkout(spec=RepoSpec(source=str(path)), name="minimatch", path=path,
+                        commit="0" * 40)
+    with pytest.raises(NoTestsError, match="'tap' is not supported yet"):
+        JavaScriptToolchain().env_spec(checkout, "base")
+
+
 def test_a_project_without_a_known_runner_is_no_tests() -> None:
     tape = Project(Path("."), {"scripts": {"test": "tape test/*.js | tap-spec"}})
     with pytest.raises(NoTestsError, match="tape test"):

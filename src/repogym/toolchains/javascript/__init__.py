@@ -94,7 +94,9 @@ class JavaScriptToolchain(Toolchain):
 
     def env_spec(self, checkout: Checkout, base_image: str) -> EnvSpec:
         project = find_project(checkout.path)
-        project.runner()  # raises NoTestsError naming what is missing
+        # raises NoTestsError naming what is missing, or a runner repogym cannot run yet
+        # (tap), before an install that cannot be used
+        runner_for(project.runner())
         return EnvSpec(repo=checkout.name, commit=checkout.commit, base_image=base_image,
                        toolchain="javascript", install_steps=tuple(install_steps(project)),
                        recipe_version=RECIPE_VERSION, layer=node_layer(),

@@ -194,7 +194,8 @@ _MOCHA_VALUED = frozenset({"--require", "-r", "--ui", "-u", "--config", "--packa
 
 def _mocha(inv: Invocation, reporter: str) -> list[str]:
     options, positional = _positional(inv.project_args, _MOCHA_VALUED)
-    args = [*options, "--reporter", reporter, "--no-color", "--timeout",
+    # ``--no-colors``: mocha 3's commander knows no ``--no-color``; later yargs reads both
+    args = [*options, "--reporter", reporter, "--no-colors", "--timeout",
             str(timeout_ms(inv.limits))]
     pattern = name_pattern(inv.select, inv.exclude)
     if pattern:
