@@ -128,6 +128,24 @@ def test_a_package_that_does_not_build_errors_its_asked_tests() -> None:
     assert run.collection_errors and run.finished
 
 
+def test_a_binary_that_exits_before_any_test_errors_its_package() -> None:
+    """cespare/xxhash's TestMain exits 1 when it cannot build a plugin: the package's tests
+    are errors (a collection error), not the whole run tampered. Exiting 0 that way is."""
+    canary = "TestRepogymCanary" + N[:16]
+    exits = section(event("output", None, Output="go: cannot build plugin\n"),
+                    event("output", None, Output="FAIL\texample.com/m\t0.01s\n"), status=1)
+    run = read(exits + [marker("done")], canary=canary, expected={".": ["a_test.go::TestA"]})
+    assert run.trusted and run.finished, run.problems
+    assert run.outcome("a_test.go::TestA") is Outcome.error
+    assert "cannot build plugin" in run.results["a_test.go::TestA"].message
+    assert run.collection_errors == (
+        ".: the test binary exited 1 before any test ran: go: cannot build plugin | "
+        "FAIL\texample.com/m\t0.01s",)
+    quiet = read(section(event("output", None, Output="ok\n"), status=0) + [marker("done")],
+                 canary=canary)
+    assert not quiet.trusted and "tampered" in quiet.problems[0]
+
+
 def test_module_less_repositories_get_the_import_path_their_files_use(tmp_path) -> None:
     commit_files(tmp_path / "errors", {
         "errors.go": 'package errors // import "github.com/pkg/errors"\n',

@@ -11,7 +11,8 @@ build); a ``repogym-done`` marker closes the run. The events come from the test 
 own output, so code under test can print forged ones; the markers it cannot forge (it
 never sees the nonce), and a binary's exit status is checked against its events: a binary
 that exits 0 ran no failing test, one that exits otherwise must show a failing test or a
-build failure. A test left running when its binary died (a panic, ``-test.timeout``)
+build failure, or no test at all (a ``TestMain`` that exits first: the package's tests are
+then errors, as when it does not build). A test left running when its binary died (a panic, ``-test.timeout``)
 fails, and the first such test is the run's ``died_in``. A canary planted in every package
 (:attr:`repogym.toolchains.go.script.GoRun.canary_name`) must fail, in a binary that did
 not exit 0.
@@ -72,6 +73,10 @@ class _Package:
     def died(self) -> list[str]:
         """Tests that started and never ended."""
         return [t for t in self.started if t not in self.outcomes]
+
+    def ended_before_tests(self) -> bool:
+        """The binary exited non-zero before it started any test."""
+        return bool(self.status) and not self.started and not self.outcomes
 
     def timed_out(self, test: str) -> bool:
         """Whether the binary died of its ``-test.timeout`` (the panic is printed in the
@@ -144,6 +149,15 @@ def read_events(text: str, *, nonce: str, test_id: Callable[[str, str], str],
             errors.append(f"{pkg.dir}: {_first_lines(log)}")
             for tid in (expected or {}).get(pkg.dir, ()):
                 results[tid] = _result("error", message=_message(log.splitlines(keepends=True)))
+            continue
+        if pkg.ended_before_tests():
+            # TestMain (or an init) ended the binary before any test: the package's tests
+            # did not run, as when it does not build (cespare/xxhash's TestMain exits when
+            # it cannot build a plugin). Exit 0 stays tamper: the canary never failed
+            errors.append(f"{pkg.dir}: the test binary exited {pkg.status} before any test "
+                          f"ran: {_first_lines(''.join(pkg.tail))}")
+            for tid in (expected or {}).get(pkg.dir, ()):
+                results[tid] = _result("error", message=_message(pkg.tail))
             continue
         problems += _mismatch(pkg)
         if canary is not None:
