@@ -141,6 +141,21 @@ def test_everything_is_labelled(provider: DockerProvider, env: EnvImage, sb: Doc
         assert container.labels["repogym"] in {"sandbox", "build"}
 
 
+def test_one_env_wanted_twice_at_once_is_built_once(provider: DockerProvider,
+                                                    tmp_path: Path) -> None:
+    """Two builders of one environment at the same time (two flows, two test workers): one
+    builds, the other waits on the host's build lock and reuses it."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    repo = make_checkout(tmp_path / "tinycalc")
+    spec = make_spec(repo, provider.settings.base_image, ())
+    with ThreadPoolExecutor(2) as pool:
+        envs = list(pool.map(lambda i: provider.build_env(spec, repo, tmp_path / f"logs{i}"),
+                             range(2)))
+    assert sorted(e.reused for e in envs) == [False, True]
+    assert envs[0].ref == envs[1].ref
+
+
 def test_build_leaves_no_container(provider: DockerProvider, docker_client: Any) -> None:
     mine = {"label": [f"repogym.namespace={provider.namespace}", "repogym=build"]}
     assert docker_client.containers.list(all=True, ignore_removed=True, filters=mine) == []

@@ -63,6 +63,7 @@ from repogym.sandboxes.engine import ENGINE_ERRORS, docker_client, engine_troubl
 from repogym.sandboxes.env_build import build_env_image, venv_env
 from repogym.sandboxes.guard import GUARD_PID, guard_command, stop_reason
 from repogym.sandboxes.images import (
+    build_lock,
     ensure_base_image,
     ensure_layer_image,
     env_image_tag,
@@ -563,6 +564,14 @@ class DockerProvider(SandboxProvider):
         if image_exists(self.client, tag):
             return EnvImage(spec=spec, provider=self.name, ref=tag, repo_dir=REPO_DIR,
                             reused=True)
+        with build_lock(tag):  # another process may be building it: wait and reuse
+            if image_exists(self.client, tag):
+                return EnvImage(spec=spec, provider=self.name, ref=tag, repo_dir=REPO_DIR,
+                                reused=True)
+            return self._build_env(spec, repo_path, log_dir, tag)
+
+    def _build_env(self, spec: EnvSpec, repo_path: Path, log_dir: Path,
+                   tag: str) -> EnvImage:
         start = time.monotonic()
         ensure_base_image(spec.base_image, self.client)
         log_dir.mkdir(parents=True, exist_ok=True)

@@ -17,14 +17,18 @@ one is reused. Every image repogym makes carries a ``repogym`` label (``base`` o
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import logging
+import os
 import re
 import secrets
 import shutil
 import subprocess
 import tempfile
-import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -250,8 +254,22 @@ def _remove_tree(path: Path) -> None:
 
 
 LAYER_TIMEOUT = 1800.0
-_layer_locks: dict[str, threading.Lock] = {}
-_layer_locks_guard = threading.Lock()
+
+
+@contextmanager
+def build_lock(tag: str) -> Iterator[None]:
+    """Hold the host's lock on building image ``tag``: threads and processes of this machine
+    (two flows, or test workers, wanting one environment) build it once, the others wait
+    and then find it. An ``flock``, so a process that dies lets go."""
+    name = hashlib.sha256(tag.encode()).hexdigest()[:24]
+    folder = Path(tempfile.gettempdir()) / "repogym-build-locks"
+    folder.mkdir(mode=0o1777, parents=True, exist_ok=True)
+    fd = os.open(folder / f"{name}.lock", os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases its lock
 
 
 def ensure_layer_image(client: Any, base_image: str, layer: ImageLayer, *,
@@ -261,17 +279,15 @@ def ensure_layer_image(client: Any, base_image: str, layer: ImageLayer, *,
 
     Built once per content (:meth:`ImageLayer.tag`): the layer's script runs as root in a
     container of the base image with the network on, and the container is committed with
-    the layer's variables and the label ``repogym=layer``. Threads of one process build a
-    layer once; the build container is removed whatever happens.
+    the layer's variables and the label ``repogym=layer``. Built once on this machine
+    (:func:`build_lock`); the build container is removed whatever happens.
 
     Raises:
         ImageBuildError: the script failed or overran ``timeout`` (the message has the end
             of its output; the whole log goes to ``log_dir`` when given), or the engine did.
     """
     tag = layer.tag(base_image)
-    with _layer_locks_guard:
-        lock = _layer_locks.setdefault(tag, threading.Lock())
-    with lock:
+    with build_lock(tag):
         if image_exists(client, tag):
             return tag
         log.info("building the %s layer over %s as %s", layer.name, base_image, tag)
