@@ -1,6 +1,8 @@
 """Re-check a Java task without repogym's runner or its image: a fresh clone of the
-repository on the host, the host's own Maven (``mvn -q test -Dtest=...``), Surefire's XML
-reports read back; the FAIL_TO_PASS tests must not pass at the broken state (failing, or
+repository on the host, Maven (``mvn -q test -Dtest=...``: the host's when it is 3.9 or newer,
+else Apache's own distribution of the version the Java image has, fetched once from Maven
+Central and checked against its pinned SHA-512: Debian's Maven 3.8.7 fails the version
+checks of current POMs such as commons-cli's), Surefire's XML reports read back; the FAIL_TO_PASS tests must not pass at the broken state (failing, or
 not compiled) and must pass with the row's patch; the PASS_TO_PASS tests that do not pass on
 the host are returned.
 
@@ -16,12 +18,20 @@ as Surefire prints it: ``param(String)[2]`` for a parameterized one); a ``failur
 
 from __future__ import annotations
 
+import hashlib
+import io
+import os
 import re
+import shutil
 import subprocess
+import tarfile
+import urllib.request
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
+
+from repogym.toolchains.java.layer import MAVEN_CENTRAL, MAVEN_VERSION, SHA512
 
 # plugins that check the build, not the tests: skipped, as they do not decide an outcome
 SKIPS = ("-Drat.skip=true", "-Dcheckstyle.skip=true", "-Danimal.sniffer.skip=true",
@@ -88,8 +98,33 @@ def parse_report(data: bytes) -> dict[tuple[str, str], str]:
     return out
 
 
+def maven(cache: Path = Path.home() / ".cache" / "repogym-recheck") -> str:
+    """The ``mvn`` to run: the host's when it is 3.9 or newer, else Apache Maven
+    :data:`MAVEN_VERSION` unpacked under ``cache`` (downloaded once, its SHA-512 checked)."""
+    host = shutil.which("mvn")
+    if host:
+        out = subprocess.run([host, "-v"], capture_output=True, text=True).stdout
+        found = re.search(r"Apache Maven (\d+)\.(\d+)", out)
+        if found and (int(found.group(1)), int(found.group(2))) >= (3, 9):
+            return host
+    home = cache / f"apache-maven-{MAVEN_VERSION}"
+    if not (home / "bin" / "mvn").exists():
+        url = (f"{MAVEN_CENTRAL}/org/apache/maven/apache-maven/{MAVEN_VERSION}/"
+               f"apache-maven-{MAVEN_VERSION}-bin.tar.gz")
+        with urllib.request.urlopen(url, timeout=600) as response:
+            data = response.read()
+        assert hashlib.sha512(data).hexdigest() == SHA512[MAVEN_VERSION], url
+        tmp = cache / f".unpack-{os.getpid()}"
+        with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+            tar.extractall(tmp, filter="tar")
+        home.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(tmp / f"apache-maven-{MAVEN_VERSION}", home)
+        shutil.rmtree(tmp, ignore_errors=True)
+    return str(home / "bin" / "mvn")
+
+
 def mvn_test(repo: Path, tests: Iterable[JavaTest]) -> SurefireRun:
-    """Run ``tests`` with the host's Maven in ``repo`` (every module; a failing test does
+    """Run ``tests`` with :func:`maven` in ``repo`` (every module; a failing test does
     not stop the others) and read the reports."""
     by_class: dict[str, set[str]] = {}
     for test in tests:
@@ -97,7 +132,7 @@ def mvn_test(repo: Path, tests: Iterable[JavaTest]) -> SurefireRun:
         by_class.setdefault(outer, set()).add(method)
     selection = ",".join(f"{c}#{'+'.join(sorted(m))}" for c, m in sorted(by_class.items()))
     res = subprocess.run(
-        ["mvn", "-q", "-B", "test", f"-Dtest={selection}",
+        [maven(), "-q", "-B", "test", f"-Dtest={selection}",
          "-Dsurefire.failIfNoSpecifiedTests=false", "-DfailIfNoTests=false",
          "-Dmaven.test.failure.ignore=true", *SKIPS],
         cwd=repo, capture_output=True, text=True, timeout=1800)
