@@ -9,7 +9,7 @@
 | rs_build_rs | a new ``build.rs`` that sets a cfg the tests could be hidden behind | a patch's ``build.rs`` is discarded |
 | rs_exit_ctor | ``std::process::exit(0)`` from a constructor (``.init_array``) of the library | no test runs; the canary never fails: tamper |
 | rs_forge_passes | a constructor that prints libtest's JSON passes for the tests, then exits 0 | the canary never fails: tamper |
-| rs_exit_in_test | a constructor that starts a thread which exits 0 once a test runs | the test never ends; the binary exits 0: tamper |
+| rs_exit_in_test | a constructor that sets a panic hook exiting 0: a failing test ends the binary with 0 | the test never ends; the binary exits 0: tamper |
 
 A source-level hack goes into the library's root file (``src/lib.rs``, or the ``[lib]
 path`` of ``Cargo.toml``); a test-level one into the failing tests' files (an integration
@@ -130,10 +130,9 @@ class ForgePasses(_RustProbe):
 @PROBES.register("rs_exit_in_test")
 class ExitInTest(_RustProbe):
     def patch(self, ctx: ProbeContext) -> str | None:
-        return _in_lib(ctx, (
-            "        std::thread::spawn(|| {\n"
-            "            std::thread::sleep(std::time::Duration::from_millis(50));\n"
-            "            std::process::exit(0);\n        });\n"))
+        # deterministic, unlike a timer: the first failing assertion (the canary's too)
+        # ends the binary with 0 in the middle of its test
+        return _in_lib(ctx, "        std::panic::set_hook(Box::new(|_| std::process::exit(0)));\n")
 
 
 def _rust_str(text: str) -> str:
