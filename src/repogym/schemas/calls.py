@@ -215,6 +215,9 @@ class FailureReading(Record):
     should_raise: str | None = None
     hangs: bool = False
     note: str | None = None  # a finished clause when none of the above says it
+    # the project's function the check exercises when ``call`` is a library's call around
+    # it ("": none of the project's); None: the call's own name says it
+    function: str | None = None
 
 
 class StatementEvidence(Record):

@@ -165,3 +165,89 @@ def test_the_toolchain_reads_through_this_module() -> None:
     test = f"{FORMS}::FormsTest#assertj"
     assert toolchain_for("java").read_failure(m.FORMS_ASSERTJ, test, SOURCES) == \
         forms(m.FORMS_ASSERTJ, "assertj")
+
+
+HELP = f"{DIR}help/HelpFormatterTest.java"
+HELP_SRC = """package org.apache.commons.cli.help;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.io.StringReader;
+import java.util.Arrays;
+
+import org.apache.commons.io.IOUtils;
+import org.junit.jupiter.api.Test;
+
+class HelpFormatterTest {
+    @Test
+    void testPrintOptions() throws Exception {
+        final StringBuilder sb = new StringBuilder();
+        final TextHelpAppendable serializer = new TextHelpAppendable(sb);
+        serializer.appendParagraph("Options  Description");
+        assertEquals(Arrays.asList(" Options  Description", ""), IOUtils.readLines(new StringReader(sb.toString())));
+    }
+
+    @Test
+    void testPad() {
+        assertEquals(Arrays.asList("Hello world "), Arrays.asList(TextStyle.pad(true, "Hello world")));
+    }
+}
+"""
+
+
+def help_failure(test: str, line: int, want: str, got: str) -> str:
+    return (f"org.opentest4j.AssertionFailedError: expected: <{want}> but was: <{got}>\n"
+            f"\tat org.apache.commons.cli.help.HelpFormatterTest.{test}"
+            f"(HelpFormatterTest.java:{line})\n")
+
+
+def test_a_library_call_around_the_result_names_no_function_of_the_project() -> None:
+    """commons-cli's help tests check ``IOUtils.readLines(...)`` (commons-io): the values are
+    that call's, and it is said whole, but ``readLines`` is no function of the project (a
+    statement once read "a problem with `readLines` (in `TextHelpAppendable`)"); inside
+    ``Arrays.asList(...)`` the project's ``pad`` is the function."""
+    sources = {HELP: HELP_SRC}
+    lines = HELP_SRC.splitlines()
+    at = {name: next(i for i, ln in enumerate(lines, 1) if "assertEquals(" in ln and i > start)
+          for name, start in (("testPrintOptions", 12), ("testPad", 20))}
+    read = read_failure(help_failure("testPrintOptions", at["testPrintOptions"],
+                                     "[ Options  Description, ]", "[Options  Description, ]"),
+                        f"{HELP}::HelpFormatterTest#testPrintOptions", sources)
+    assert read == FailureReading(call="IOUtils.readLines(new StringReader(….toString()))",
+                                  actual="[Options  Description, ]",
+                                  expected="[ Options  Description, ]", function="")
+    pad = read_failure(help_failure("testPad", at["testPad"], "[Hello world ]", "[Hello world]"),
+                       f"{HELP}::HelpFormatterTest#testPad", sources)
+    assert pad is not None and pad.function == "pad"
+    assert pad.call == 'Arrays.asList(TextStyle.pad(true, "Hello world"))'
+
+
+def test_a_statement_never_blames_a_library_and_shows_values_that_differ() -> None:
+    tests = (f"{HELP}::HelpFormatterTest#testPrintOptions", f"{HELP}::HelpFormatterTest#testPad")
+    lines = HELP_SRC.splitlines()
+    long_want = "[ usage:  cs [-V <arg>], , " + "x" * 150 + ", -a  aaaa]"
+    long_got = "[ usage:  cs [-V <arg>], , " + "x" * 150 + ", -a aaaa]"
+    messages = {
+        tests[0]: help_failure("testPrintOptions", lines.index(next(
+            ln for ln in lines if "IOUtils" in ln and "assertEquals" in ln)) + 1,
+            long_want, long_got),
+        tests[1]: help_failure("testPad", len(lines) - 2, "[Hello world ]", "[Hello world]")}
+    ev = StatementEvidence(fail_to_pass=tests, language="java", messages=messages,
+                           test_sources={HELP: HELP_SRC})
+    said = observations(ev)
+    assert not any("readLines`" in line and "problem" in line for line in said)
+    text = offline_statement(cli_candidate(), ev)
+    assert "`readLines`" not in text  # named only inside the call that was checked
+    # cut around the difference, not both to the same first 120 characters
+    assert "returns `…xxx" in text and "x, -a aaaa]`; it should return `…xxx" in text
+    assert "x, -a  aaaa]`." in text
+
+
+def test_values_that_differ_in_spaces_only_are_quoted() -> None:
+    """commons-cli's ``TextStyle.pad``: ``Hello world`` where ``Hello world `` is expected
+    read as the same value twice."""
+    from repogym.generators.statements.values import display_pair
+
+    assert display_pair("Hello world", "Hello world ") == ('"Hello world"', '"Hello world "')
+    assert display_pair("1", "2") == ("1", "2")
+    assert display_pair("'a'", "'a '") == ("'a'", "'a '")  # Python reprs show it already

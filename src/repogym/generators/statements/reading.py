@@ -16,7 +16,7 @@ from repogym.generators.statements.messages import read_message
 from repogym.generators.statements.observed import Comparison, Observed
 from repogym.generators.statements.sources import source_call, source_side
 from repogym.generators.statements.traces import from_record, traced, traced_call, traced_side
-from repogym.generators.statements.values import display
+from repogym.generators.statements.values import display, display_pair
 from repogym.schemas.calls import StatementEvidence
 from repogym.toolchains.base import toolchain_for
 
@@ -51,7 +51,7 @@ def _oriented(comparison: Comparison, test: str, ev: StatementEvidence) -> Obser
         index, call = traced_side(comparison, test, ev)
     if index is None:
         index, call = source_side(comparison, test, ev.test_sources)
-    a, b = (display(s) for s in comparison.sides)
+    a, b = display_pair(*comparison.sides)
     if index is None:
         return Observed(compared=(a, b), op=comparison.op, call=display(call) if call else None)
     got, other = (a, b) if index == 0 else (b, a)
@@ -90,12 +90,12 @@ def _from_toolchain(test: str, ev: StatementEvidence) -> Observed | None:
         return Observed(hangs=True) if test in ev.hung else None
     call = display(read.call) if read.call else None
     if read.hangs or test in ev.hung:
-        return Observed(call=call, hangs=True)
+        return Observed(call=call, hangs=True, function=read.function)
     if read.actual is not None and read.expected is not None:
-        return Observed(call=call, returns=display(read.actual),
-                        should_return=display(read.expected))
+        got, want = display_pair(read.actual, read.expected)
+        return Observed(call=call, returns=got, should_return=want, function=read.function)
     return Observed(call=call, raises=read.raises, should_raise=read.should_raise,
-                    note=read.note)
+                    note=read.note, function=read.function)
 
 
 def _checked_call(observed: Observed, test: str, ev: StatementEvidence) -> str | None:

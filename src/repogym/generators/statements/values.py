@@ -8,6 +8,7 @@ tells whether two reprs are the same value (as literals when they parse, else as
 
 from __future__ import annotations
 
+import json
 import re
 
 from repogym import pyast
@@ -58,6 +59,28 @@ def display(value: str) -> str:
     """``value`` scrubbed and cut to :data:`MAX_VALUE` characters (ending in ``…``)."""
     value = scrub(value)
     return value if len(value) <= MAX_VALUE else value[:MAX_VALUE - 1] + "…"
+
+
+def display_pair(got: str, want: str) -> tuple[str, str]:
+    """Two values of one comparison, each as :func:`display` shows it, but so that they
+    still look different when they are: values that differ only in spaces are quoted (a
+    trailing space shows), and long values that would be cut to the same text are cut
+    around their first difference (``…`` on the side cut away)."""
+    got, want = scrub(got), scrub(want)
+    if got != want and got.strip() == want.strip():
+        got, want = (json.dumps(v, ensure_ascii=False) for v in (got, want))
+    a, b = display(got), display(want)
+    if got == want or a != b:
+        return a, b
+    first = next((i for i, (x, y) in enumerate(zip(got, want)) if x != y),
+                 min(len(got), len(want)))
+    start = max(0, first - MAX_VALUE // 3)
+    return _window(got, start), _window(want, start)
+
+
+def _window(value: str, start: int) -> str:
+    text = ("…" if start else "") + value[start:]
+    return text if len(text) <= MAX_VALUE else text[:MAX_VALUE - 1] + "…"
 
 
 def same_value(a: str, b: str) -> bool:

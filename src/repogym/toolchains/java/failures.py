@@ -23,7 +23,12 @@ the assertion there (``assertEquals``' second, ``assertThat``'s first, ``assertT
 lambda), or the call the line makes. It is said only with names a user of the project
 knows: a local of the test bound to a short public expression is replaced by it, any other
 local is left out (``getOption("a")``, ``parse(…)``), and a helper of the test class is not
-said at all.
+said at all. A call into a library (a class the test imports from a package unrelated to its
+own, or ``java.lang``'s) is said whole, since the values are its result, but it names no
+function of the project: the reading's ``function`` is the project call inside its arguments
+(``Arrays.asList(Util.strip(x))``: ``strip``), or ``""`` when there is none
+(``IOUtils.readLines(new StringReader(sb.toString()))``), so no statement says the project's
+``readLines`` misbehaves.
 """
 
 from __future__ import annotations
@@ -84,10 +89,14 @@ def read_failure(message: str, test_id: str, sources: Mapping[str, str]) -> Fail
     method = re.split(r"[(\[]", rest.partition("#")[2], maxsplit=1)[0]
     checked = _Checked.at(sources.get(file), method, thrown.line)
     if _ASSERTION_TYPES.search(thrown.type) or not thrown.type:
-        return _assertion(thrown.message, thrown.type, checked)
-    call = checked.call() if checked else None
-    said = f"{thrown.type}: {thrown.message}" if thrown.message else thrown.type
-    return FailureReading(call=call, raises=_first_line(said))
+        reading = _assertion(thrown.message, thrown.type, checked)
+    else:
+        said = f"{thrown.type}: {thrown.message}" if thrown.message else thrown.type
+        reading = FailureReading(call=checked.call() if checked else None,
+                                 raises=_first_line(said))
+    function = checked.function() if checked else None
+    return reading if function is None or reading.call is None else \
+        reading.model_copy(update={"function": function})
 
 
 def thrown_of(text: str, test_file: str) -> Thrown:
@@ -206,6 +215,7 @@ class _Checked:
     args: tuple[str, ...]
     region: str
     helpers: frozenset[str]
+    library: frozenset[str] = frozenset()  # classes and static methods of other projects
 
     @classmethod
     def at(cls, source: str | None, method: str, line: int | None) -> _Checked | None:
@@ -219,15 +229,16 @@ class _Checked:
         helpers = frozenset(re.findall(r"\b(?:void|[A-Z][\w<>\[\]]*|int|long|boolean|double)\s+"
                                        r"([a-z]\w*)\s*\([^;{]*\)\s*(?:throws [\w., ]+)?\{",
                                        source))
+        library = library_names(source)
         found = _ASSERT_CALL.search(source, start, start + len(lines[line - 1]))
         if found is not None:
             args = _arguments(source, found.end() - 1)
-            return cls(found.group("kind"), tuple(args or ()), region, helpers)
+            return cls(found.group("kind"), tuple(args or ()), region, helpers, library)
         end = source.find(";", start)
         statement = " ".join(source[start:end if end >= 0 else None].split())
         value = re.sub(r"^(?:return\s+|(?:final\s+)?[\w.<>\[\], ?]+\s+[a-z_$][\w$]*\s*=\s*)",
                        "", statement)
-        return cls("", (value,), region, helpers)
+        return cls("", (value,), region, helpers, library)
 
     def actual(self) -> str | None:
         """The argument the check computes (the statement itself when no assertion)."""
@@ -250,7 +261,67 @@ class _Checked:
 
     def call(self) -> str | None:
         expr = self.actual()
-        return public_expression(expr, self.region, self.helpers) if expr else None
+        return public_expression(expr, self.region, self.helpers, self.library) if expr \
+            else None
+
+    def function(self) -> str | None:
+        """The project's function the checked call exercises when that call is a library's
+        (``""``: none), else None (the call's own name says it)."""
+        expr = self.actual()
+        return project_function(" ".join(expr.split()), self.library) if expr else None
+
+
+def project_function(expr: str, library: frozenset[str]) -> str | None:
+    """For a library call (``Arrays.asList(Util.strip(x))``), the first call of the
+    project's in its arguments (``strip``), or ``""``; None when ``expr`` is no library
+    call."""
+    args = _library_call(expr, library)
+    if args is None:
+        return None
+    for arg in args:
+        inner = project_function(arg, library)
+        if inner:
+            return inner
+        if inner is None and (m := re.search(r"([A-Za-z_$][\w$]*)\s*\((?![^()]*->)", arg)) \
+                and m.group(1) not in library and m.group(1) not in _KEYWORDS \
+                and m.group(1) not in _OBJECT_METHODS:
+            return _outer_callee(arg)
+    return ""
+
+
+def _outer_callee(expr: str) -> str:
+    """``Util.strip(x)`` -> ``strip``; ``a.b(c).d()`` -> ``d``: the last call of a chain."""
+    head = expr
+    while (shorter := re.sub(r"\([^()]*\)", "", head)) != head:
+        head = shorter
+    return head.rstrip(".").rsplit(".", 1)[-1].strip()
+
+
+_JAVA_LANG = frozenset({"String", "Integer", "Long", "Short", "Byte", "Math", "StrictMath",
+                        "Objects", "Boolean", "Character", "Double", "Float", "System",
+                        "Thread", "StringBuilder", "StringBuffer", "Object", "Enum", "Class"})
+_OBJECT_METHODS = frozenset({"toString", "hashCode", "equals", "getClass"})
+_IMPORT = re.compile(r"^\s*import\s+(?P<static>static\s+)?(?P<name>[\w.]+?)(?:\.\*)?\s*;",
+                     re.M)
+
+
+def library_names(source: str) -> frozenset[str]:
+    """The simple names of the classes (and statically imported methods) the test file
+    imports from packages unrelated to its own (neither a prefix of the other:
+    ``org.apache.commons.io`` for a test in ``org.apache.commons.cli.help``), and
+    ``java.lang``'s."""
+    own = re.search(r"^\s*package\s+([\w.]+)\s*;", source, re.M)
+    mine = own.group(1).split(".") if own else []
+    names = set(_JAVA_LANG)
+    for m in _IMPORT.finditer(source):
+        parts = m.group("name").split(".")
+        package = [p for p in parts if p[:1].islower()]  # a.b.C.m -> a.b
+        n = min(len(package), len(mine))
+        if mine and package[:n] == mine[:n]:
+            continue  # the project's own (or unknown: no package line)
+        if not m.group(0).rstrip(";").rstrip().endswith("*"):
+            names.add(parts[-1])
+    return frozenset(names)
 
 
 def _method_region(source: str, method: str, upto: int) -> str:
@@ -304,9 +375,12 @@ def _binding(name: str, region: str) -> str | None:
     return " ".join(rest[:end].split()) if end >= 0 else None
 
 
-def public_expression(expr: str, region: str, helpers: frozenset[str]) -> str | None:
+def public_expression(expr: str, region: str, helpers: frozenset[str],
+                      library: frozenset[str] = frozenset()) -> str | None:
     """``expr`` said with names a user of the project knows (see the module doc), or None
-    when it makes no call, or calls a helper of the test class."""
+    when it makes no call, or calls a helper of the test class; ``library``: the names of
+    other projects' classes and static methods (a local bound to one is no receiver worth
+    saying)."""
     expr = " ".join(expr.split())
     if re.fullmatch(r"[a-z_$][\w$]*", expr):
         bound = _binding(expr, region)
@@ -316,7 +390,9 @@ def public_expression(expr: str, region: str, helpers: frozenset[str]) -> str | 
     head = re.match(r"([a-z_$][\w$]*)\s*\(", expr)
     if head and (head.group(1) in helpers or head.group(1) in _KEYWORDS):
         return None
-    expr = _receiver(expr, region, helpers)
+    expr = _receiver(expr, region, helpers, library)
+    if re.match(r"(\w+)\s*\(", expr) and expr.split("(", 1)[0].strip() in _OBJECT_METHODS:
+        return None  # a local's toString(): nothing of the project's is named
     plain = _without_literals(expr)
     for m in reversed(list(re.finditer(r"(?<![\w$.])[a-z_$][\w$]*", plain))):
         after = plain[m.end():].lstrip()
@@ -330,7 +406,42 @@ def public_expression(expr: str, region: str, helpers: frozenset[str]) -> str | 
     return expr if len(expr) <= 160 else None
 
 
-def _receiver(expr: str, region: str, helpers: frozenset[str]) -> str:
+def _library_call(expr: str, library: frozenset[str]) -> list[str] | None:
+    """The arguments of ``expr`` when it is one call into a library (``IOUtils.readLines(x)``,
+    ``new StringReader(x)``, a statically imported ``asList(x)``), else None."""
+    found = re.match(r"(?:new\s+)?(?:[a-z][\w]*\.)*(?P<cls>[A-Z][\w$]*)(?:\s*\.\s*"
+                     r"(?P<method>[a-z_$][\w$]*))?\s*(?:<[^()]*>)?\s*\(|(?P<fn>[a-z_$][\w$]*)\s*\(",
+                     expr)
+    if found is None:
+        return None
+    name = found.group("fn") or found.group("cls")
+    if name not in library:
+        return None
+    end = _close_of(expr, found.end() - 1)
+    if end is None or expr[end + 1:].strip():
+        return None  # more follows the call (``Foo.of(x).bar()``): the chain is the project's
+    return _arguments(expr, found.end() - 1)
+
+
+def _close_of(text: str, open_at: int) -> int | None:
+    """Where the parenthesis at ``open_at`` closes (string and char literals skipped)."""
+    depth, i = 0, open_at
+    while i < len(text):
+        if lit := _JAVA_LITERAL.match(text, i):
+            i = lit.end()
+            continue
+        if text[i] in "([{":
+            depth += 1
+        elif text[i] in ")]}":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return None
+
+
+def _receiver(expr: str, region: str, helpers: frozenset[str],
+              library: frozenset[str] = frozenset()) -> str:
     """A local receiver (``options.getOption("a")``) replaced by the short public expression
     it is bound to, or dropped (``getOption("a")``)."""
     found = re.match(r"([a-z_$][\w$]*)\s*\.\s*(?=[a-zA-Z_$])", expr)
@@ -341,10 +452,10 @@ def _receiver(expr: str, region: str, helpers: frozenset[str]) -> str:
     bound = _binding(found.group(1), region)
     rest = expr[found.end():]
     if bound and len(bound) <= 60 and re.match(r"new [A-Z]|[A-Z][\w$]*\.[a-z]", bound):
-        public = public_expression(bound, "", helpers)
+        public = public_expression(bound, "", helpers, library)
         if public and "…" not in public:
             return f"{public}.{rest}"
     return rest
 
 
-__all__ = ["Thrown", "public_expression", "read_failure", "thrown_of"]
+__all__ = ["Thrown", "library_names", "public_expression", "read_failure", "thrown_of"]
