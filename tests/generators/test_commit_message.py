@@ -619,3 +619,34 @@ def test_leak_kinds_are_what_the_cleaner_prevents() -> None:
     assert [leak.kind for leak in raw] == []  # "by removing" names no changed identifier
     case = CASES["slugify-874fe14-this-pr"]
     assert LeakKind.approach in {leak.kind for leak in statement_leaks(case.message, case.gold)}
+
+
+TOML_GOLD = """diff --git a/lex.go b/lex.go
+--- a/lex.go
++++ b/lex.go
+@@ -239,9 +239,6 @@ func (lx *lexer) skip(pred func(rune) bool) {
+ // Note that any value that is a character is escaped if it's a special
+ // character (newlines, tabs, etc.).
+ func (lx *lexer) error(err error) stateFn {
+-	if lx.atEOF {
+-		return lx.errorPrevLine(err)
+-	}
+ 	lx.items <- item{typ: itemError, pos: lx.getPos(), err: err}
+ 	return nil
+ }
+"""
+
+
+def test_go_unexported_names_of_the_fix_are_implementation() -> None:
+    """BurntSushi/toml's "Correct line number if error is at end of input": a sentence
+    naming the unexported method and field the fix removes said how to fix it (Go's
+    lower-case names are private, as ``_name`` is in Python)."""
+    message = ("Correct line number if error is at end of input\n\n"
+               "The error would be on the wrong (previous) line if the error is at the end of "
+               "the input document.\n\n"
+               "Not sure why lexer.error() would call errorPrevLine() on atEOF? Everything "
+               "seems to work fine if I just remove that.\n")
+    cleaned = clean_commit_message(message, TOML_GOLD)
+    assert not any("errorPrevLine" in s for s in (cleaned.summary, *cleaned.body))
+    assert [d.reason for d in cleaned.dropped] == [DropReason.implementation]
+    assert cleaned.body[0].startswith("The error would be on the wrong (previous) line")

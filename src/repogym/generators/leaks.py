@@ -194,16 +194,21 @@ class PatchNames:
         changed: code names on its added or removed lines.
         introduced: changed names on added lines only, absent from removed and context lines.
         existing: every name on its removed and context lines (the code before the fix).
+        private: changed names their language makes private by their spelling beyond
+            ``_private``: Go's unexported camelCase names (a lower-case first letter and a
+            capital in a ``.go`` file: ``errorPrevLine``, ``atEOF``).
     """
 
     changed: frozenset[str]
     introduced: frozenset[str]
     existing: frozenset[str]
+    private: frozenset[str] = frozenset()
 
     def public(self, used: frozenset[str]) -> frozenset[str]:
         """The changed names a statement may name in a symptom: those the code before the
-        fix already had (not ``_private``) and those the tests use (``used``)."""
-        old = {n for n in self.changed & self.existing if not _private(n)}
+        fix already had (not private) and those the tests use (``used``)."""
+        old = {n for n in self.changed & self.existing
+               if not _private(n) and n not in self.private}
         return frozenset(old | (self.changed & used))
 
 
@@ -252,12 +257,20 @@ def patch_names(gold_patch: str) -> PatchNames:
     added: set[str] = set()
     removed: set[str] = set()
     existing: set[str] = set()
+    private: set[str] = set()
     for f in patch_sides(gold_patch):
-        added |= code_names(f.added, positional=f.is_source)
-        removed |= code_names(f.removed, positional=f.is_source)
+        names = code_names(f.added, positional=f.is_source)
+        gone = code_names(f.removed, positional=f.is_source)
+        added |= names
+        removed |= gone
         existing |= all_names(f.removed + f.context)
+        if f.path.endswith(".go"):
+            # camelCase only: a plain lower-case word (``host``) reads as English too
+            private |= {n for n in names | gone
+                        if n[:1].islower() and any(c.isupper() for c in n)}
     return PatchNames(changed=frozenset(added | removed),
-                      introduced=frozenset(added - existing), existing=frozenset(existing))
+                      introduced=frozenset(added - existing), existing=frozenset(existing),
+                      private=frozenset(private))
 
 
 def used_by_tests(test_patch: str) -> frozenset[str]:
