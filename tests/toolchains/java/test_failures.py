@@ -251,3 +251,19 @@ def test_values_that_differ_in_spaces_only_are_quoted() -> None:
     assert display_pair("Hello world", "Hello world ") == ('"Hello world"', '"Hello world "')
     assert display_pair("1", "2") == ("1", "2")
     assert display_pair("'a'", "'a '") == ("'a'", "'a '")  # Python reprs show it already
+
+
+def test_a_behaviour_is_said_once_by_its_most_precise_call() -> None:
+    """commons-cli's getOptionProperties: three tests raising the same exception, one call
+    with a literal, one with a test's local (``…``); the vaguer one is not said again."""
+    from repogym.generators.statements.observed import Observed
+    from repogym.generators.statements.wording import _group
+
+    error = "java.lang.IndexOutOfBoundsException: Index -2 out of bounds for length 2"
+    fn = "getOptionProperties"
+    precise = Observed(function=fn, call='getOptionProperties("D")', raises=error)
+    other = Observed(function=fn, call=None, raises=error.replace("length 2", "length 1"))
+    grouped = _group([precise, Observed(function=fn, call="getOptionProperties(…)",
+                                        raises=error), Observed(function=fn, raises=error),
+                      other])
+    assert grouped == {fn: [precise, other]}

@@ -220,9 +220,18 @@ def _group(observed: Iterable[Observed]) -> dict[str, list[Observed]]:
     groups: dict[str, list[Observed]] = {}
     for o in observed:
         key = _qualified(o.function or "", qualified)
-        if o.key not in {x.key for x in groups.get(key, [])}:
+        if not _said(o, groups.get(key, [])):
             groups.setdefault(key, []).append(o)
     return dict(list(groups.items())[:MAX_FUNCTIONS])
+
+
+def _said(o: Observed, group: list[Observed]) -> bool:
+    """Whether ``group`` already says ``o``: the same behaviour of the same call, or of a
+    call ``o`` only names less precisely (none, or with ``…`` for a test's local)."""
+    if o.key in {x.key for x in group}:
+        return True
+    vague = o.call is None or "…" in o.call
+    return vague and any(x.key[1:] == o.key[1:] for x in group)
 
 
 def _qualified(name: str, qualified: set[str]) -> str:
