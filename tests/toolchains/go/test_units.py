@@ -263,3 +263,23 @@ def test_failure_messages_read_the_go_way() -> None:
     assert read_failure("panic: test timed out after 10s", "a_test.go", src).hangs
     assert read_failure("a_test.go:5: something broke", "a_test.go", src).note == \
         "the test reports: something broke"
+
+
+def test_a_failure_note_is_a_line_that_says_something() -> None:
+    """BurntSushi/toml's statements said "The test reports: <nil>." and "got:." (a value on
+    the next line), and a line cut in the middle by the message's length limit
+    ("able/nest.toml\":")."""
+    from repogym.toolchains.go.failures import read_failure
+    from repogym.toolchains.plugins.repogym_go_report import MESSAGE_CHARS, _message
+
+    def note(message: str) -> str | None:
+        read = read_failure(message, "decode_test.go", {})
+        return read.note if read else None
+
+    assert note("decode_test.go:10: got:\nmap[a:1]\n") == "the test reports: got: map[a:1]"
+    assert note("decode_test.go:10: <nil>\ndecode_test.go:11: err is nil\n") == \
+        "the test reports: err is nil"
+    assert note("decode_test.go:10: <nil>\n") is None
+    long = ["x" * (MESSAGE_CHARS - 10) + "\n", 'in "valid/table/nest.toml":\n', "y" * 50 + "\n"]
+    kept = _message(long)
+    assert kept.startswith('in "valid/table/nest.toml":') and len(kept) <= MESSAGE_CHARS

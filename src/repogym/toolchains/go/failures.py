@@ -65,9 +65,22 @@ def read_failure(message: str, test_file: str,
                 return FailureReading(call=_source_call(text, test_file, sources),
                                       actual=_clean(found.group("got")),
                                       expected=_clean(found.group("want")))
-    first = _PREFIX.sub("", text.splitlines()[0]).strip()
+    first = _first_said(text)
     return FailureReading(call=_source_call(text, test_file, sources),
                           note=f"the test reports: {first[:200]}") if first else None
+
+
+def _first_said(text: str) -> str | None:
+    """The message's first line that says something (not ``<nil>``, not a lone ``got:``):
+    a line ending in ``:`` is said with the line after it."""
+    lines = [_PREFIX.sub("", ln).strip() for ln in text.splitlines()]
+    lines = [ln for ln in lines if ln]
+    for i, line in enumerate(lines):
+        if line.endswith(":") and i + 1 < len(lines):
+            line = f"{line} {lines[i + 1]}"
+        if sum(ch.isalpha() for ch in line) >= 3 and not re.fullmatch(r"<\w+>[.:]?", line):
+            return line
+    return None
 
 
 def _clean(value: str) -> str:

@@ -247,8 +247,15 @@ def _canary_problems(pkg: _Package, canary: str) -> list[str]:
 
 
 def _message(lines: list[str]) -> str:
+    """The test's output, its last :data:`MESSAGE_CHARS` characters from a line's start
+    (a line cut in the middle reads as another message: ``able/nest.toml":``)."""
     kept = [ln for ln in lines if not ln.lstrip().startswith(("=== ", "--- "))]
-    return "".join(kept).strip()[-MESSAGE_CHARS:]
+    text = "".join(kept).strip()
+    if len(text) <= MESSAGE_CHARS:
+        return text
+    tail = text[-MESSAGE_CHARS:]
+    cut = tail.find("\n")
+    return tail[cut + 1:] if 0 <= cut < len(tail) - 1 else tail
 
 
 def _first_lines(text: str, n: int = 6) -> str:
