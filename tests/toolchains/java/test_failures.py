@@ -250,6 +250,8 @@ def test_values_that_differ_in_spaces_only_are_quoted() -> None:
 
     assert display_pair("Hello world", "Hello world ") == ('"Hello world"', '"Hello world "')
     assert display_pair("1", "2") == ("1", "2")
+    # commons-codec's doubleMetaphone("jumped"): "now returns `` instead of `JMPT`"
+    assert display_pair("", "JMPT") == ('""', '"JMPT"')
     assert display_pair("'a'", "'a '") == ("'a'", "'a '")  # Python reprs show it already
 
 

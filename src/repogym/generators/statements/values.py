@@ -63,11 +63,11 @@ def display(value: str) -> str:
 
 def display_pair(got: str, want: str) -> tuple[str, str]:
     """Two values of one comparison, each as :func:`display` shows it, but so that they
-    still look different when they are: values that differ only in spaces are quoted (a
-    trailing space shows), and long values that would be cut to the same text are cut
+    still look different when they are: values that differ only in spaces, or of which one
+    is empty, are quoted (a trailing space shows; an empty value is ``""``, not nothing), and long values that would be cut to the same text are cut
     around their first difference (``…`` on the side cut away)."""
     got, want = scrub(got), scrub(want)
-    if got != want and got.strip() == want.strip():
+    if got != want and (got.strip() == want.strip() or not got.strip() or not want.strip()):
         got, want = (json.dumps(v, ensure_ascii=False) for v in (got, want))
     a, b = display(got), display(want)
     if got == want or a != b:
