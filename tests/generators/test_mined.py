@@ -201,6 +201,7 @@ def test_fingerprint_of_unknown_commit_is_a_source_error(history: History) -> No
     ("CHANGELOG", False, True), ("notes.txt", False, True), ("pkg/mod.py", False, False),
     ("pkg/requirements.txt", False, False), ("pkg/data/words.txt", False, False),
     ("pkg/history.py", False, False), ("LICENSE", False, True), ("HISTORY.rst", False, True),
+    ("pom.xml", True, False), ("Cargo.toml", True, False),
 ])
 def test_file_classes(path: str, install: bool, doc: bool) -> None:
     assert (is_install_file(path), is_doc_file(path)) == (install, doc)
@@ -497,3 +498,39 @@ def test_real_histories_give_statements_without_trailers_or_leaks(
         bad = [leak for leak in leaks if leak.kind in (LeakKind.verbatim_line, LeakKind.approach)]
         assert not bad, (cand.provenance["commit"], cand.statement, bad)
         assert "statement_dropped" in cand.provenance
+
+
+POM = """<?xml version="1.0" encoding="UTF-8"?>
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <parent>
+    <groupId>org.apache.commons</groupId>
+    <artifactId>commons-parent</artifactId>
+    <version>{parent}</version>
+  </parent>
+  <artifactId>commons-codec</artifactId>
+  <version>{version}</version>
+  <name>Apache Commons Codec</name>
+  <description>{description}</description>
+  <dependencies>
+    <dependency><groupId>org.junit.jupiter</groupId><artifactId>junit-jupiter</artifactId>
+      <scope>test</scope></dependency>
+  </dependencies>
+</project>
+"""
+
+
+def test_a_pom_counts_by_what_its_build_downloads() -> None:
+    """commons-codec's older fixes failed in the checkout's environment (Maven offline, an
+    older commons-parent missing): the POM is an install file, but its own version and
+    description do not ask for an environment of their own."""
+    from repogym.generators.mined import pom_digest
+
+    def digest(parent: str = "79", version: str = "1.18.0-SNAPSHOT",
+               description: str = "Codecs") -> str | None:
+        return pom_digest(POM.format(parent=parent, version=version,
+                                     description=description).encode())
+
+    assert digest() == digest(version="1.18.1-SNAPSHOT", description="Encoders, decoders")
+    assert digest() != digest(parent="78")
+    assert pom_digest(b"<project") is None  # not XML: the blob's id is used

@@ -153,8 +153,9 @@ def test_mining_cuts_a_rust_fix_and_counts_cargo_dependencies(
     assert "test_star_matches_anything" in cand.test_patch
     assert "test_star_matches_anything" not in cand.gold_patch
     assert cand.files == ("Cargo.toml", "src/lib.rs")
-    assert cand.provenance["deps_changed"] == "true"
-    # a version bump is not a dependency change; a new dev-dependency is
+    # a version bump is not a dependency change (the fix is judged in its parent's
+    # environment); a new dev-dependency is
+    assert cand.provenance["deps_changed"] == "false"
     assert dependency_fingerprint(root, head) == dependency_fingerprint(root, f"{head}~1")
     (root / "Cargo.toml").write_text(manifest + 'rand = "0.8"\n')
     git(root, "commit", "-qam", "rand")

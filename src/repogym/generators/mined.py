@@ -57,16 +57,19 @@ an *install file* is one that decides the environment (:func:`is_install_file`);
 *runtime source file* is a non-test, non-doc, non-install file with a source suffix.
 Config and data files that are neither stay in the gold patch.
 
-Install files are Python's (``pyproject.toml``, ``requirements*.txt``, ...) and cargo's
-root ``Cargo.toml`` and ``Cargo.lock``; a ``Cargo.toml`` counts by its dependency tables
-only (``[dependencies]``, ``[dev-dependencies]``, ``[features]``, ``[target.*]``,
-``[patch]``, ``[workspace]``...), so a version bump does not ask for an environment of its
-own. (Go's ``go.mod`` and Maven's ``pom.xml`` are not install files yet: their fixes are
-judged in the checkout's environment.)
+Install files are Python's (``pyproject.toml``, ``requirements*.txt``, ...), cargo's
+root ``Cargo.toml`` and ``Cargo.lock`` and Maven's root ``pom.xml``. A ``Cargo.toml``
+counts by its dependency tables only (``[dependencies]``, ``[dev-dependencies]``,
+``[features]``, ``[target.*]``, ``[patch]``, ``[workspace]``...), and a ``pom.xml`` without
+the project's own version and its descriptive elements (name, description, developers,
+scm...), so a version bump does not ask for an environment of its own; a parent POM or a
+dependency of another version does (Maven runs offline in the environment: an older
+commit's ``commons-parent`` is not in the checkout's repository, commons-codec). (Go's
+``go.mod`` is not an install file yet: Go fixes are judged in the checkout's environment.)
 
 Each candidate records the parent's :func:`dependency_fingerprint` (``provenance["deps"]``)
 so the caller can build a separate environment when it differs from the checkout's, and
-``provenance["deps_changed"] == "true"`` when the fix itself edits install files.
+``provenance["deps_changed"] == "true"`` when the fix itself changes it.
 
 The statement is the issue or pull request the message references (``fixes #12``,
 ``(#34)``) when the repository is on github.com, a token is available (``GITHUB_TOKEN``)
@@ -135,7 +138,12 @@ _FRAGMENT = re.compile(
 INSTALL_FILES = frozenset({"pyproject.toml", "setup.py", "setup.cfg", "tox.ini", "Pipfile",
                            "Pipfile.lock", "environment.yml", "environment.yaml",
                            "tests/requirements.txt", "test/requirements.txt",
-                           "Cargo.toml", "Cargo.lock"})
+                           "Cargo.toml", "Cargo.lock", "pom.xml"})
+# the elements of a pom.xml that say what the project is, not what its build downloads
+POM_DESCRIPTIVE = frozenset({"version", "name", "description", "url", "inceptionYear",
+                             "organization", "licenses", "developers", "contributors",
+                             "mailingLists", "scm", "issueManagement", "ciManagement",
+                             "distributionManagement"})
 # the parts of a Cargo.toml that decide what the install downloads and builds
 CARGO_DEPENDENCY_KEYS = ("dependencies", "dev-dependencies", "build-dependencies", "target",
                          "features", "patch", "replace", "workspace")
@@ -319,7 +327,9 @@ def _install_blobs(tree: git.Tree) -> Iterator[tuple[str, str]]:
 
 def _install_digest(blob: git.Blob) -> str:
     """The blob's id; for a ``Cargo.toml``, a hash of its dependency tables (the whole
-    blob when it is not TOML)."""
+    blob when it is not TOML); for a ``pom.xml``, :func:`pom_digest`."""
+    if blob.name == "pom.xml":
+        return pom_digest(blob.data_stream.read()) or blob.hexsha
     if blob.name != "Cargo.toml":
         return blob.hexsha
     try:
@@ -329,6 +339,22 @@ def _install_digest(blob: git.Blob) -> str:
     tables = {key: manifest.get(key) for key in CARGO_DEPENDENCY_KEYS}
     text = json.dumps(tables, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def pom_digest(data: bytes) -> str | None:
+    """A hash of a POM without its :data:`POM_DESCRIPTIVE` top-level elements and comments
+    (None: not XML)."""
+    import xml.etree.ElementTree as ET
+
+    try:
+        root = ET.fromstring(data)
+    except ET.ParseError:
+        return None
+    for child in list(root):
+        if isinstance(child.tag, str) and child.tag.rsplit("}", 1)[-1] in POM_DESCRIPTIVE:
+            root.remove(child)
+    text = ET.tostring(root, encoding="unicode")
+    return hashlib.sha256(" ".join(text.split()).encode()).hexdigest()
 
 
 # ---------------------------------------------------------------- commits and diffs
@@ -727,7 +753,8 @@ def _candidate(ctx: _Context, commit: git.Commit, parent: str, split: _Split,
         "subject": message.splitlines()[0] if message else "",
         "statement_source": found[1] if found else "commit_message",
         "deps": ctx.deps(parent),
-        "deps_changed": str(any(is_install_file(c.path) for c in split.gold)).lower(),
+        "deps_changed": str(any(is_install_file(c.path) for c in split.gold)
+                            and ctx.deps(commit.hexsha) != ctx.deps(parent)).lower(),
     }
     if found is not None:
         statement = found[0]
