@@ -142,6 +142,8 @@ class Judge:
                 self._unstarted = None
             if self.differential(cand):
                 broken, f2p, p2p = self._judge_differential(cand)
+                f2p, slow = self._confirm_hangs(cand, broken, f2p)
+                p2p = sorted(set(p2p) | slow)
                 oracle = f"differential x{self.settings.oracle_runs}"
             else:
                 selected = self.selection(cand)
@@ -150,6 +152,7 @@ class Judge:
                 if not f2p:
                     raise _Reject(Status.reject, Reason.no_op.code(),
                                   "no baseline-passing test fails with the bug")
+                f2p, _ = self._confirm_hangs(cand, broken, f2p)
                 p2p = sorted(self.baseline.stable_passing() - set(f2p))
                 oracle = self._oracle(cand, f2p, p2p)
         except _Reject as r:
@@ -401,6 +404,23 @@ class Judge:
                           f"the tests that fail before the fix pass without it when run as "
                           f"graded (without {sorted(outside)[0]}, which fails either way)")
         return alone, [t for t in f2p if t not in passing], sorted(set(p2p) | passing)
+
+    def _confirm_hangs(self, cand: Candidate, broken: TestRun,
+                       f2p: list[str]) -> tuple[list[str], set[str]]:
+        """F2P tests that failed only by running out of time run again, alone, in the broken
+        state: one that passes then was slow (a loaded machine: bitflags' trybuild test
+        compiles a dozen crates in about 40 s of its 60), not broken, and is no F2P test.
+        Returns F2P without them, and them; none left is a no-op."""
+        hung = {t for t in f2p if t in broken.results and broken.results[t].timed_out}
+        if not hung:
+            return f2p, set()
+        again = self._broken_run(cand, hung)
+        slow = {t for t in hung if _passed(again, t)}
+        if len(slow) == len(f2p):
+            raise _Reject(Status.reject, Reason.no_op.code(),
+                          f"the tests that failed with the bug only ran out of time, and pass "
+                          f"when run again ({sorted(slow)[0]})")
+        return [t for t in f2p if t not in slow], slow
 
     def _mined_scope(self, cand: Candidate) -> set[str] | None:
         """Test ids and test files that can change outcome with the fix (None: all): the
