@@ -50,10 +50,14 @@ class CargoRun:
 
 def target_of(path: str) -> str:
     """The target key of a source path: the integration test a ``tests/`` file belongs to
-    (``tests/a.rs``, ``tests/a/main.rs``, ``tests/a/helpers.rs`` -> ``a``), else ``unit``."""
+    (``tests/a.rs``, ``tests/a/main.rs``, ``tests/a/helpers.rs`` -> ``a``), else ``unit``
+    (``src/lib.rs``, and ``src/tests/a.rs``: a ``tests`` module under ``src``)."""
     parts = PurePosixPath(path).parts
     if "tests" in parts[:-1]:
-        rest = parts[parts.index("tests") + 1:]
+        at = parts.index("tests")
+        if "src" in parts[:at]:  # bitflags' src/tests/fmt.rs: a module of the library
+            return UNIT
+        rest = parts[at + 1:]
         return PurePosixPath(rest[0]).stem if rest else UNIT
     return UNIT
 

@@ -71,3 +71,11 @@ def test_surefire_cases_and_ids(tmp_path: Path) -> None:
     assert (test.classname, test.name) == ("org.apache.commons.cli.OptionTest$Inner",
                                            "param(String)[2]")
     assert test.filter == "org.apache.commons.cli.OptionTest#param"
+
+
+def test_a_tests_module_under_src_is_the_librarys() -> None:
+    """bitflags keeps unit tests in ``src/tests/*.rs`` (modules of the library): they run in
+    the library's unit-test binary, not an integration target named after the file."""
+    assert key_of("src/tests/fmt.rs::tests::fmt::cases") == ("unit", "tests::fmt::cases")
+    assert key_of("tests/compile.rs::pass") == ("compile", "pass")
+    assert key_of("crate/tests/a/main.rs::it") == ("a", "it")
