@@ -151,6 +151,27 @@ def _state(source: Path, repo: Path, commit: str, *patches: str) -> None:
     subprocess.run(["git", "clean", "-qfdx"], cwd=repo, check=True)
     for patch in patches:
         _apply(repo, patch)
+    _without_old_error_prone(repo)
+
+
+_OLD_ERROR_PRONE = re.compile(r"\s*<compilerId>\s*javac-with-errorprone\s*</compilerId>|"
+                              r"\s*<forceJavacCompilerUse>[^<]*</forceJavacCompilerUse>|"
+                              r"\s*<dependency>(?:(?!</dependency>).)*?<groupId>\s*("
+                              r"com\.google\.errorprone|org\.codehaus\.plexus)\s*</groupId>"
+                              r"(?:(?!</dependency>).)*?</dependency>", re.S)
+
+
+def _without_old_error_prone(repo: Path) -> None:
+    """The one change repogym's environment makes to a build that the host needs too: the
+    old Error Prone compiler (``javac-with-errorprone``: square/javapoet) bundles a javac 9
+    that cannot read JDK 17's classes, so the compiler plugin uses the JDK's own javac:
+    its ``compilerId``, ``forceJavacCompilerUse`` and the Error Prone and plexus-compiler
+    dependencies go (``toolchains/java/maven/Adapt.java`` does the same in the
+    environment)."""
+    for pom in repo.glob("**/pom.xml"):
+        text = pom.read_text(encoding="utf-8")
+        if "javac-with-errorprone" in text:
+            pom.write_text(_OLD_ERROR_PRONE.sub("", text), encoding="utf-8")
 
 
 def _outcome(run: SurefireRun, test: JavaTest) -> str | None:

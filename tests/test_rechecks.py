@@ -79,3 +79,33 @@ def test_a_tests_module_under_src_is_the_librarys() -> None:
     assert key_of("src/tests/fmt.rs::tests::fmt::cases") == ("unit", "tests::fmt::cases")
     assert key_of("tests/compile.rs::pass") == ("compile", "pass")
     assert key_of("crate/tests/a/main.rs::it") == ("a", "it")
+
+
+def test_the_old_error_prone_compiler_is_taken_out_as_the_environment_does(tmp_path) -> None:
+    from tests.java_recheck import _without_old_error_prone
+
+    pom = tmp_path / "pom.xml"
+    pom.write_text("""<project><build><plugins><plugin>
+  <artifactId>maven-compiler-plugin</artifactId>
+  <configuration>
+    <compilerId>javac-with-errorprone</compilerId>
+    <forceJavacCompilerUse>true</forceJavacCompilerUse>
+    <source>8</source>
+  </configuration>
+  <dependencies>
+    <dependency>
+      <groupId>org.codehaus.plexus</groupId>
+      <artifactId>plexus-compiler-javac-errorprone</artifactId>
+    </dependency>
+    <dependency>
+      <groupId>com.google.errorprone</groupId>
+      <artifactId>error_prone_core</artifactId>
+    </dependency>
+  </dependencies>
+</plugin></plugins></build>
+<dependencies><dependency><groupId>junit</groupId><artifactId>junit</artifactId></dependency>
+</dependencies></project>""")
+    _without_old_error_prone(tmp_path)
+    text = pom.read_text()
+    assert "errorprone" not in text and "forceJavacCompilerUse" not in text
+    assert "<source>8</source>" in text and "<artifactId>junit</artifactId>" in text
