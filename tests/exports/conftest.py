@@ -23,6 +23,7 @@ from typing import Any, Iterator
 import pytest
 
 from repogym.datasets import DatasetStore
+from repogym.grading import Result
 from repogym.patches import new_file_diff, reverse_diff, unified_diff
 from repogym.schemas.arrow import TaskRow
 from repogym.schemas.records import Candidate, CandidateKind, Judged, Status, Verdict
@@ -273,3 +274,17 @@ def stopped_at_a_failure(result: dict, tests: list[str]) -> bool:
     failed for real, and the ones after it never ran (no outcome)."""
     got = [result["outcomes"][t] for t in tests]
     return "failed" in got and set(got) <= {"failed", None}
+
+
+def outcomes_of(result: Result) -> dict[str, str | None]:
+    return {t: o.value if o else None for t, o in result.outcomes.items()}
+
+
+def same_grade(got: dict, verified: Result) -> None:
+    """The container's grade is ``grade_in``'s: reward, and each listed test's outcome."""
+    assert (got["reward"], got["resolved"]) == (verified.reward, verified.resolved), (
+        got["problems"], verified.problems)
+    assert got["outcomes"] == outcomes_of(verified), (got["problems"], verified.problems)
+    assert sorted(got["discarded"]) == sorted(verified.discarded)
+    assert got["problems"] == list(verified.problems)
+

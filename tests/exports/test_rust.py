@@ -37,7 +37,7 @@ from repogym.datasets.exports.harbor import task_dirname
 from repogym.grading import Result
 from repogym.patches import patch_paths, reverse_diff, unified_diff
 from repogym.schemas.arrow import TaskRow
-from tests.exports.conftest import TEST_LABELS, sh
+from tests.exports.conftest import TEST_LABELS, same_grade, sh
 from tests.exports.test_harbor import trial
 from tests.exports.test_javascript import eval_in, result_of
 
@@ -108,19 +108,6 @@ def rust_task(tmp_path_factory, base_image) -> RustTask:
     assert verified["gold"].reward == 1.0, verified["gold"].problems
     assert verified["empty"].reward == 0.0
     return RustTask(row, probes, verified)
-
-
-def outcomes_of(result: Result) -> dict[str, str | None]:
-    return {t: o.value if o else None for t, o in result.outcomes.items()}
-
-
-def same_grade(got: dict, verified: Result) -> None:
-    """The container's grade is ``grade_in``'s: reward, and each listed test's outcome."""
-    assert (got["reward"], got["resolved"]) == (verified.reward, verified.resolved), (
-        got["problems"], verified.problems)
-    assert got["outcomes"] == outcomes_of(verified), (got["problems"], verified.problems)
-    assert sorted(got["discarded"]) == sorted(verified.discarded)
-    assert got["problems"] == list(verified.problems)
 
 
 @pytest.fixture(scope="module")
