@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -106,33 +107,52 @@ def shared_local_envs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path
 def prune_local_envs(root: Path, keep_days: float = LOCAL_ENVS_KEEP_DAYS) -> None:
     """Remove environments built for one test run (recipe ``test-*``) and half-built ones,
     once a few hours old (another session may be using them), and any older than
-    ``keep_days``; one being built (its build lock held) stays."""
+    ``keep_days``; one being built (its build lock held) stays.
+
+    Housekeeping only, so it never fails a session: under xdist every worker starts a
+    session, one of them prunes (the others find ``.prune.lock`` held and go on), and an
+    environment that vanishes or cannot be read meanwhile is left alone."""
+    import fcntl
+
+    with (root / ".prune.lock").open("a") as held:
+        try:
+            fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return
+        now = time.time()
+        for env in sorted(root.iterdir()):
+            try:
+                _prune_env(env, now, keep_days)
+            except OSError:
+                continue
+
+
+def _prune_env(env: Path, now: float, keep_days: float) -> None:
     import fcntl
     import json
     import shutil
-    import time
 
     from repogym.sandboxes.local import MARKER
 
-    now = time.time()
-    for env in [e for e in root.iterdir() if e.is_dir()]:
-        marker = env / MARKER
+    if not env.is_dir():
+        return
+    marker = env / MARKER
+    try:
+        built = marker.stat().st_mtime
+        one_run = json.loads(marker.read_text()).get("recipe_version", "").startswith("test-")
+    except (OSError, ValueError):
+        built, one_run = None, True
+    age = now - (built if built is not None else env.stat().st_mtime)
+    if not (age > keep_days * 86400 or (one_run and age > 3 * 3600)):
+        return
+    lock = env.with_name(env.name + ".build.lock")
+    with lock.open("a") as held:
         try:
-            built = marker.stat().st_mtime
-            one_run = json.loads(marker.read_text()).get("recipe_version", "").startswith("test-")
-        except (OSError, ValueError):
-            built, one_run = None, True
-        age = now - (built if built is not None else env.stat().st_mtime)
-        if not (age > keep_days * 86400 or (one_run and age > 3 * 3600)):
-            continue
-        lock = env.with_name(env.name + ".build.lock")
-        with lock.open("a") as held:
-            try:
-                fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                continue
-            shutil.rmtree(env, ignore_errors=True)
-        lock.unlink(missing_ok=True)
+            fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return
+        shutil.rmtree(env, ignore_errors=True)
+    lock.unlink(missing_ok=True)
 
 
 @pytest.fixture(scope="session")
