@@ -16,6 +16,7 @@ from repogym.repos import clone
 from repogym.sandboxes import get_provider
 from repogym.schemas.records import Outcome, RepoSpec, TimeLimits
 from repogym.toolchains import GoToolchain, detect_toolchain
+from repogym.toolchains.resume import run_to_end
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 REPOS = Path(__file__).resolve().parents[3].parent / "shared" / "repos"
@@ -97,6 +98,28 @@ def test_a_hanging_test_costs_its_limit_and_is_named(uuid) -> None:
     assert run.died_in == "hang_test.go::TestHang"
     assert run.results["hang_test.go::TestHang"].timed_out
     assert run.outcome("hang_test.go::TestZAfter") is None  # never ran
+
+
+def test_a_panic_fails_its_test_and_the_tests_beside_it_run_again(uuid) -> None:
+    """A panic kills the package's test binary while other parallel tests run: resumed
+    without the test that panicked, they pass, and only it fails."""
+    tc, sandbox = uuid
+    sandbox.write_file("panic_test.go", (
+        "package uuid\n\nimport (\n\t\"testing\"\n\t\"time\"\n)\n\n"
+        "func TestPanics(t *testing.T) {\n\tt.Parallel()\n"
+        "\ttime.Sleep(200 * time.Millisecond)\n\tvar m map[string]int\n\tm[\"x\"] = 1\n}\n\n"
+        "func TestBeside(t *testing.T) {\n\tt.Parallel()\n\ttime.Sleep(2 * time.Second)\n}\n"))
+    wanted = ["panic_test.go::TestPanics", "panic_test.go::TestBeside", "uuid_test.go::TestNew"]
+    once = tc.run_tests(sandbox, timeout=300, select=wanted)
+    assert once.died_in == "panic_test.go::TestPanics" and not once.finished
+    assert once.outcome("panic_test.go::TestBeside") is None
+    run = run_to_end(tc, sandbox, timeout=300, select=wanted)
+    sandbox.reset()
+    assert run.finished and run.culprits == ("panic_test.go::TestPanics",)
+    assert run.outcome("panic_test.go::TestPanics") is Outcome.failed
+    assert "assignment to entry in nil map" in run.results["panic_test.go::TestPanics"].message
+    assert run.outcome("panic_test.go::TestBeside") is Outcome.passed
+    assert run.outcome("uuid_test.go::TestNew") is Outcome.passed
 
 
 def test_a_forged_report_line_does_not_pass_a_failing_test(uuid) -> None:

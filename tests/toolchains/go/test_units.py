@@ -118,6 +118,26 @@ def test_a_test_left_running_when_its_binary_died_fails_and_is_named() -> None:
     assert "timed out" in result.message
 
 
+def test_tests_beside_a_panic_have_no_outcome_so_they_run_again() -> None:
+    """mitchellh/mapstructure's "Fix panic potential with #103": the bug panics in one
+    parallel test, the binary dies, and the tests paused beside it (and its other
+    subtests) never ended. Only the test that panicked fails; the others are left for the
+    resumed run, and the run is not finished until then."""
+    run = read(section(
+        event("run", "TestA"), event("pause", "TestA"), event("run", "TestB"),
+        event("run", "TestB/one"), event("pass", "TestB/one"), event("run", "TestB/two"),
+        event("run", "TestB/three"), event("pause", "TestB/three"),
+        event("cont", "TestA"), event("pause", "TestA"),
+        event("output", "TestB/two", Output="panic: reflect: call of Index on map Value\n"),
+        status=2) + [marker("done")])
+    assert run.died_in == "b_test.go::TestB/two" and not run.finished
+    assert {t: r.outcome for t, r in run.results.items()} == {
+        "b_test.go::TestB/one": Outcome.passed, "b_test.go::TestB/two": Outcome.failed,
+        "b_test.go::TestB": Outcome.failed}
+    assert "panic: reflect" in run.results["b_test.go::TestB/two"].message
+    assert not run.problems
+
+
 def test_a_package_that_does_not_build_errors_its_asked_tests() -> None:
     lines = [marker("package", Package="example.com/m", Dir=".", Index=1),
              marker("build", Package="example.com/m", Status=1), marker("done")]

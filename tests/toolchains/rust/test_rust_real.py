@@ -19,6 +19,7 @@ from repogym.repos import clone
 from repogym.sandboxes import get_provider
 from repogym.schemas.records import Outcome, RepoSpec, TimeLimits
 from repogym.toolchains import RustToolchain, detect_toolchain
+from repogym.toolchains.resume import run_to_end
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 REPOS = Path(__file__).resolve().parents[3].parent / "shared" / "repos"
@@ -99,6 +100,26 @@ def test_a_hanging_test_costs_its_limit_and_is_named(glob) -> None:
     assert run.died_in == "tests/hang.rs::a_hangs"
     assert run.results["tests/hang.rs::a_hangs"].timed_out
     assert run.outcome("tests/hang.rs::b_after") is None  # never ran
+    assert not run.finished and not run.problems
+
+
+def test_the_tests_after_one_that_kills_its_binary_run_again(glob) -> None:
+    """A bug that recurses forever overflows the stack: the binary aborts, the test fails,
+    and the tests after it, resumed without it, pass (they are no F2P tests)."""
+    tc, sandbox = glob
+    sandbox.write_file("tests/abort.rs", "fn deep(n: u64) -> u64 { if n == u64::MAX { 0 } "
+                       "else { 1 + deep(n + 1) } }\n"
+                       "#[test]\nfn a_overflows() { assert_eq!(deep(0), 0); }\n"
+                       "#[test]\nfn b_after() {}\n#[test]\nfn c_after() {}\n")
+    wanted = ["tests/abort.rs::a_overflows", "tests/abort.rs::b_after",
+              "tests/abort.rs::c_after"]
+    run = run_to_end(tc, sandbox, timeout=300, select=wanted)
+    sandbox.reset()
+    assert run.finished and run.culprits == ("tests/abort.rs::a_overflows",)
+    assert run.outcome("tests/abort.rs::a_overflows") is Outcome.failed
+    assert "overflowed its stack" in run.results["tests/abort.rs::a_overflows"].message
+    assert run.outcome("tests/abort.rs::b_after") is Outcome.passed
+    assert run.outcome("tests/abort.rs::c_after") is Outcome.passed
 
 
 def test_tests_in_a_module_file_of_a_new_integration_test(glob) -> None:

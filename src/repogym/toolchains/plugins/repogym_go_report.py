@@ -12,8 +12,12 @@ own output, so code under test can print forged ones; the markers it cannot forg
 never sees the nonce), and a binary's exit status is checked against its events: a binary
 that exits 0 ran no failing test, one that exits otherwise must show a failing test or a
 build failure, or no test at all (a ``TestMain`` that exits first: the package's tests are
-then errors, as when it does not build). A test left running when its binary died (a panic, ``-test.timeout``)
-fails, and the first such test is the run's ``died_in``. A canary planted in every package
+then errors, as when it does not build). When a binary dies (a panic, ``-test.timeout``),
+the test it died in (:meth:`_Package.culprit`) fails and is the run's ``died_in``; the tests
+running beside it (parallel ones) and those that never started have no outcome, and the run
+is not ``finished``: the caller runs what is left again without the culprit
+(:func:`repogym.toolchains.resume.run_to_end`), so a bug that panics in one test does not
+make every test of its package fail. A canary planted in every package
 (:attr:`repogym.toolchains.go.script.GoRun.canary_name`) must fail, in a binary that did
 not exit 0.
 
@@ -33,6 +37,7 @@ from typing import Callable, Mapping, Sequence, TypedDict
 
 MESSAGE_CHARS = 2000
 OUTCOMES = {"pass": "passed", "fail": "failed", "skip": "skipped"}
+CRASHES = ("panic: ", "fatal error: ")  # how a dying Go program starts its last words
 PACKAGE, BUILD, END, DONE = ("repogym-package", "repogym-build", "repogym-end",
                              "repogym-done")
 
@@ -69,10 +74,22 @@ class _Package:
     output: dict[str, list[str]] = field(default_factory=dict)
     started: list[str] = field(default_factory=list)
     tail: list[str] = field(default_factory=list)  # output outside any test
+    paused: set[str] = field(default_factory=set)  # at t.Parallel, waiting to go on
 
     def died(self) -> list[str]:
         """Tests that started and never ended."""
         return [t for t in self.started if t not in self.outcomes]
+
+    def culprit(self, died: list[str]) -> str:
+        """The test the binary died in: of those running (not paused at ``t.Parallel``),
+        one whose own output shows the crash (``panic:``, a runtime ``fatal error:``),
+        the innermost subtest first; else the first that started."""
+        running = [t for t in died if t not in self.paused] or died
+        crashed = [t for t in running
+                   if any(line.startswith(CRASHES) for line in self.output.get(t, ()))]
+        if crashed:
+            return max(crashed, key=lambda t: t.count("/"))
+        return running[0]
 
     def ended_before_tests(self) -> bool:
         """The binary exited non-zero before it started any test."""
@@ -165,12 +182,21 @@ def read_events(text: str, *, nonce: str, test_id: Callable[[str, str], str],
         for name, outcome in pkg.outcomes.items():
             results[test_id(pkg.dir, name)] = _result(
                 outcome, pkg.durations.get(name, 0.0), _message(pkg.output.get(name, [])))
-        for name in pkg.died():
-            tid = test_id(pkg.dir, name)
-            died_in = died_in or tid
-            results[tid] = _result("failed", message=_message(pkg.output.get(name, []) + pkg.tail),
-                                   timed_out=pkg.timed_out(name))
-    return {"results": results, "collection_errors": errors, "finished": reading.done,
+        died = pkg.died()
+        if not died:
+            continue
+        culprit = pkg.culprit(died)
+        died_in = died_in or test_id(pkg.dir, culprit)
+        for name in died:
+            if name == culprit or culprit.startswith(name + "/"):  # it, and its parents
+                results[test_id(pkg.dir, name)] = _result(
+                    "failed", message=_message(pkg.output.get(name, []) + pkg.tail),
+                    timed_out=pkg.timed_out(name))
+            # the others were only running beside it (parallel, or its parent's other
+            # subtests): no outcome, so a caller that resumes runs them again without it
+    dead = any(p.died() for p in reading.packages.values() if not p.build_failed)
+    return {"results": results, "collection_errors": errors,
+            "finished": reading.done and not dead,
             "problems": list(dict.fromkeys(problems)), "died_in": died_in,
             "failed": any(bool(p.status) or p.build_failed
                           for p in reading.packages.values())}
@@ -218,6 +244,10 @@ def _apply(pkg: _Package, action: str, event: dict[str, object]) -> None:
             pkg.durations[test] = float(elapsed)
     elif action == "output" and isinstance(output, str):
         pkg.output.setdefault(test, []).append(output)
+    elif action == "pause":
+        pkg.paused.add(test)
+    elif action == "cont":
+        pkg.paused.discard(test)
 
 
 def _mismatch(pkg: _Package) -> list[str]:

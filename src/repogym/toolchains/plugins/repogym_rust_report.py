@@ -15,7 +15,9 @@ the markers it cannot forge (it never sees the nonce). A test reported twice kee
 worst outcome. A binary's exit status is checked against its events: one that exits 0 ran
 no failing test, one that exits otherwise must show a failing test or a test it died in.
 A test that started and never ended (the binary was killed at its limit, aborted,
-overflowed its stack) fails, and the first such test is the run's ``died_in``. When the
+overflowed its stack) fails, and the first such test is the run's ``died_in``; the tests
+after it in its binary never ran, so the run is not ``finished``: the caller runs what is
+left again without it (:func:`repogym.toolchains.resume.run_to_end`). When the
 run planted a canary (a test that must fail, compiled in and invisible to the code under
 test until it runs), a binary that exits 0, or whose events lack the canary's failure, was
 tampered with.
@@ -126,7 +128,9 @@ def read_report(text: str, *, nonce: str, file_of: FileOf, expected: Sequence[st
         first = _binary_results(binary, results, file_of)
         died_in = died_in or first
     failed = any(b.status for b in read.binaries) or any(b.get("status") for b in read.builds)
-    return {"results": results, "collection_errors": errors, "finished": read.done,
+    dead = any(b.died() for b in read.binaries if b.target.harness)
+    return {"results": results, "collection_errors": errors,
+            "finished": read.done and not dead,
             "problems": list(dict.fromkeys(read.problems)), "died_in": died_in,
             "failed": bool(failed)}
 
