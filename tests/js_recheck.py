@@ -1,6 +1,6 @@
 """Re-check a JavaScript task without repogym's grader: in a fresh container of the task's
 image, the broken state and the fixed state run with the runner's own reporting (jest's and
-vitest's ``--json``, mocha's ``json`` reporter, uvu's printed FAIL lines), and the
+vitest's ``--json``, mocha's and node-tap's ``json`` reporters, uvu's printed FAIL lines), and the
 FAIL_TO_PASS tests must fail in the first and pass in the second."""
 
 from __future__ import annotations
@@ -76,6 +76,22 @@ def outcomes(container: Any, runner: str, files: list[str], args: list[str]) -> 
         all_passed = code == 0 and totals is not None and totals.group(1) == totals.group(2)
         return {("uvu", "*"): all_passed, **{("uvu-fail", f"{s} {n}".strip()): False
                                             for s, n in failed}}
+    if runner == "tap":  # tap's own JSON reporter: suites nested as files and subtests
+        sh(container, f"rm -f /tmp/r.json; node_modules/.bin/tap --reporter=json "
+                      f"--reporter-file=/tmp/r.json --disable-coverage {quoted}")
+        code, raw = container.exec_run(["cat", "/tmp/r.json"])
+        if code != 0:
+            return {}
+        found: dict[tuple[str, str], bool] = {}
+
+        def walk(suite: dict) -> None:
+            for sub in suite.get("suites", []):
+                file, *titles = str(sub.get("fullname", "")).split(" > ")
+                found[(file, " ".join(titles))] = bool(sub.get("ok"))
+                walk(sub)
+
+        walk(json.loads(raw))
+        return found
     raise AssertionError(f"no independent re-check for {runner}")
 
 

@@ -149,6 +149,31 @@ def test_a_test_that_only_ran_out_of_time_once_is_no_failing_test(world, monkeyp
     assert marked and marked[0] in j.verdict.pass_to_pass
 
 
+def test_a_test_not_reported_beside_the_failing_one_runs_alone(world, monkeypatch):
+    """node-tap kills a test file's process when a test in it hangs: the tests after it in
+    the file are never reported, so they look F2P. Run again together they are again not
+    reported (the hang is among them); alone, the one that is not broken passes."""
+    real, calls = world._broken_run, []
+    others: list[str] = []
+
+    def broken_run(cand, select):
+        run = real(cand, select)
+        calls.append(select)
+        if not others:
+            others.extend([t for t in sorted(run.results) if t != ADD][:2])
+        if select is not None and len(select) == 1 and set(select) <= set(others):
+            return run  # alone: as it is
+        # with the hang (or each other) in the run, they are never reported
+        return run.model_copy(update={"results": {t: r for t, r in run.results.items()
+                                                  if t not in others}})
+
+    monkeypatch.setattr(world, "_broken_run", broken_run)
+    j = world.judge(bug(OPS.replace("return a + b", "return a - b")))
+    assert j.verdict.status is Status.accept, j.verdict
+    assert j.verdict.fail_to_pass == (ADD,) and set(others) <= set(j.verdict.pass_to_pass)
+    assert set(others) in calls and {others[0]} in calls and {others[1]} in calls
+
+
 def test_a_candidate_whose_only_failure_was_a_slow_run_is_a_no_op(world, monkeypatch):
     real, calls = world._broken_run, []
 

@@ -22,7 +22,13 @@ from repogym.toolchains.javascript.files import is_runner_file, is_test_file
 from repogym.toolchains.javascript.project import Project
 from repogym.toolchains.javascript.report import parse_report, split_id
 from repogym.toolchains.javascript.report import test_id as make_id
-from repogym.toolchains.javascript.runners import Invocation, js_escape, name_pattern, runner_for
+from repogym.toolchains.javascript.runners import (
+    Invocation,
+    js_escape,
+    name_pattern,
+    runner_for,
+    tap_major,
+)
 
 REPOS = Path(__file__).resolve().parents[4] / "shared" / "repos"
 JS_REPOS = {"vercel+ms": ("jest", "pnpm"), "pillarjs+path-to-regexp": ("vitest", "npm"),
@@ -84,17 +90,59 @@ def test_install_recipes_follow_the_package_manager(clones: dict[str, Path]) -> 
     assert all(steps[-1].startswith("rm -rf ~/.npm") for steps in (ms, minimatch, mime))
 
 
-def test_a_runner_repogym_cannot_run_is_refused_before_the_install(
-        clones: dict[str, Path]) -> None:
-    """isaacs/minimatch tests with tap: refused by env_spec (prepare), not after a 2-minute
+def test_node_tap_before_18_is_refused_before_the_install(
+        clones: dict[str, Path], tmp_path: Path) -> None:
+    """node-tap 18 and newer run (isaacs/minimatch: tap 21); older ones (no runner that
+    loads a reporter module) are refused by env_spec (prepare), not after a 2-minute
     install when the baseline first runs."""
     from repogym.schemas.records import Checkout, RepoSpec
 
     path = clones["isaacs+minimatch"]
     checkout = Checkout(spec=RepoSpec(source=str(path)), name="minimatch", path=path,
                         commit="0" * 40)
-    with pytest.raises(NoTestsError, match="'tap' is not supported yet"):
+    assert JavaScriptToolchain().env_spec(checkout, "base").toolchain == "javascript"
+    old = tmp_path / "old"
+    old.mkdir()
+    (old / "package.json").write_text(json.dumps({
+        "name": "x", "scripts": {"test": "tap test/*.js"}, "devDependencies": {"tap": "^16.3.0"}}))
+    (old / "test").mkdir()
+    (old / "test" / "a.js").write_text("require('tap').pass('ok')\n")
+    checkout = Checkout(spec=RepoSpec(source=str(old)), name="old", path=old, commit="0" * 40)
+    with pytest.raises(NoTestsError, match="node-tap 16 runs here from version 18"):
         JavaScriptToolchain().env_spec(checkout, "base")
+    assert tap_major("^21.7.5") == 21 and tap_major(">=18") == 18 and tap_major("*") is None
+
+
+def test_node_tap_command_line() -> None:
+    tap = runner_for("tap")
+    assert tap.whole_files and not tap.tap and "rg-tap.mjs" in tap.files
+    inv = Invocation(scratch="/s", project_args=("--reporter", "base", "-t", "5", "--bail"),
+                     select=["test/a.js > one > deeper", "test/b.ts > two (x)"],
+                     limits=TimeLimits(default=2.0, tests={"test/a.js > one": 45.0}, run=99.0),
+                     exitfirst=True)
+    argv = shlex.split(tap.command(inv))
+    assert argv[0] == "node_modules/.bin/tap" and "base" not in argv and "5" not in argv
+    assert "--reporter=/s/rg-tap.mjs" in argv and "--disable-coverage" in argv
+    assert "--timeout=75" in argv  # the largest per-test limit and a margin, per file
+    assert "--grep=^(?:one|two \\(x\\))$" in argv and argv.count("--bail") == 1
+    assert argv[-2:] == ["test/a.js", "test/b.ts"]
+    # a file's own assertions (a test named by its file alone) cannot be grepped for
+    whole = shlex.split(tap.command(Invocation(scratch="/s", select=["test/a.js", "test/b.ts > x"])))
+    assert not [a for a in whole if a.startswith("--grep")]
+    assert "--timeout=90" in whole
+
+
+def test_node_tap_canary_uses_the_files_module_style() -> None:
+    esm = plant({"test/a.js": "import t from 'tap'\nimport { f } from '../dist/esm/index.js'\n"},
+                "tap")
+    cjs = plant({"test/b.js": "const t = require('tap')\nconst f = require('../')\n"}, "tap")
+    (esm_file, esm_body), = esm.files.items()
+    (cjs_file, cjs_body), = cjs.files.items()
+    assert "import { t as __rgTap } from 'tap';" in esm_body and "import '../dist/esm/index.js';" in esm_body
+    assert "const { t: __rgTap } = require('tap');" in cjs_body and "require('../')" in cjs_body
+    assert len(esm.tests) == 5 and all(t.startswith(esm_file + " > ") for t in esm.tests)
+    assert "t.equal(1, 2);" in esm_body and cjs_file.startswith("test/")
+    assert not plant({"test/c.js": "import test from 'ava'\n"}, "tap").files
 
 
 def test_a_project_without_a_known_runner_is_no_tests() -> None:

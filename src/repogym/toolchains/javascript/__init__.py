@@ -43,7 +43,13 @@ from repogym.toolchains.javascript.layer import node_layer
 from repogym.toolchains.javascript.placed import PlacedRun
 from repogym.toolchains.javascript.project import Project, find_project
 from repogym.toolchains.javascript.report import parse_report, split_id
-from repogym.toolchains.javascript.runners import Invocation, Runner, runner_for
+from repogym.toolchains.javascript.runners import (
+    TAP_OLDEST,
+    Invocation,
+    Runner,
+    runner_for,
+    tap_major,
+)
 from repogym.toolchains.javascript.tap import parse_tap
 from repogym.toolchains.runs import exec_or_lost, salvaged, text_or_none
 
@@ -95,8 +101,13 @@ class JavaScriptToolchain(Toolchain):
     def env_spec(self, checkout: Checkout, base_image: str) -> EnvSpec:
         project = find_project(checkout.path)
         # raises NoTestsError naming what is missing, or a runner repogym cannot run yet
-        # (tap), before an install that cannot be used
+        # (node-tap before 18), before an install that cannot be used
         runner_for(project.runner())
+        if project.runner() == "tap":
+            major = tap_major(project.dependencies().get("tap", ""))
+            if major is not None and major < TAP_OLDEST:
+                raise NoTestsError(f"node-tap {major} runs here from version {TAP_OLDEST} "
+                                   "on (its runner loads repogym's reporter)")
         return EnvSpec(repo=checkout.name, commit=checkout.commit, base_image=base_image,
                        toolchain="javascript", install_steps=tuple(install_steps(project)),
                        recipe_version=RECIPE_VERSION, layer=node_layer(),
@@ -190,7 +201,8 @@ def _read(sandbox: Sandbox, runner: Runner, placed: PlacedRun, inv: Invocation,
         return run
     wanted = set(inv.select)
     return run.model_copy(update={"results": {
-        t: r for t, r in run.results.items() if t in wanted or r.outcome is not Outcome.skipped}})
+        t: r for t, r in run.results.items()
+        if t in wanted or (r.outcome is not Outcome.skipped and not runner.whole_files)}})
 
 
 def install_steps(project: Project) -> list[str]:

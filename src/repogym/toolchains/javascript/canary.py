@@ -42,7 +42,7 @@ _UVU_NAMED = re.compile(r"import\s*\{([^}]*)\}\s*from\s*['\"]uvu/assert['\"]"
                         r"|(?:const|let|var)\s*\{([^}]*)\}\s*=\s*require\(\s*['\"]uvu/assert")
 _AVA = re.compile(r"import\s+(\w+)\s+from\s+['\"]ava['\"]"
                   r"|(?:const|let|var)\s+(\w+)\s*=\s*require\(\s*['\"]ava['\"]\s*\)")
-CANARY_RUNNERS = frozenset({"jest", "vitest", "mocha", "uvu", "ava", "node-test"})
+CANARY_RUNNERS = frozenset({"jest", "vitest", "mocha", "uvu", "ava", "node-test", "tap"})
 
 
 @dataclass
@@ -76,7 +76,8 @@ def plant(files: dict[str, str], runner: str) -> Canary:
     if runner not in CANARY_RUNNERS:
         return canary
     for path, text in sorted(files.items()):
-        planted = {"uvu": _uvu, "ava": _ava, "node-test": _node_test}.get(runner, _one)(
+        planted = {"uvu": _uvu, "ava": _ava, "node-test": _node_test,
+                   "tap": _tap}.get(runner, _one)(
             path, text)
         if planted is not None:
             where, body, ids = planted
@@ -141,6 +142,26 @@ def _node_test(path: str, text: str) -> tuple[str, str, list[str]] | None:
     titles = [f"{secrets.choice(_WORDS)} case {secrets.token_hex(3)}" for _ in checks]
     lines = [*_loads(path, text), head]
     lines += [f"__rgTest({_js(t)}, () => {{ {c} }});" for t, c in zip(titles, checks)]
+    return where, "\n".join(lines) + "\n", [test_id(where, [t]) for t in titles]
+
+
+def _tap(path: str, text: str) -> tuple[str, str, list[str]] | None:
+    """node-tap: subtests of its root ``t``, each making one of its assertions (shared by
+    every test object: patched in one, patched in all). The file runs in a process of its
+    own, so one that exits before its checks (``process.exit(0)`` when the code under test
+    loads) leaves them unreported."""
+    if not re.search(r"""(?:from\s+|require\(\s*)['"]tap['"]""", text):
+        return None
+    where = _sibling(path)
+    esm = bool(re.search(r"^\s*import\s", text, re.M))
+    head = ("import { t as __rgTap } from 'tap';" if esm
+            else "const { t: __rgTap } = require('tap');")
+    checks = ["t.equal(1, 2);", "t.same([1], [2]);", "t.ok(false);",
+              "t.strictSame({ a: 1 }, { a: 2 });", "t.match('a', /b/);"]
+    titles = [f"{secrets.choice(_WORDS)} case {secrets.token_hex(3)}" for _ in checks]
+    lines = [*_loads(path, text), head]
+    lines += [f"__rgTap.test({_js(t)}, (t) => {{ {c} t.end(); }});"
+              for t, c in zip(titles, checks)]
     return where, "\n".join(lines) + "\n", [test_id(where, [t]) for t in titles]
 
 

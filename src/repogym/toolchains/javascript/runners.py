@@ -91,6 +91,8 @@ class Runner:
     helpers: tuple[str, ...] = ()  # more files of reporters/ the reporter loads
     preload: bool = False  # the reporter is loaded into the runner's process by node itself
     tap: bool = False  # no reporter: the run is read from the TAP the runner prints
+    whole_files: bool = False  # a selection runs more (its files, or top-level subtests):
+    # results outside it are dropped
 
     @property
     def files(self) -> tuple[str, ...]:
@@ -239,6 +241,28 @@ def _node_test(inv: Invocation, reporter: str) -> list[str]:
             f"--test-timeout={timeout_ms(inv.limits)}", *options, *(inv.files or positional)]
 
 
+_TAP_VALUED = frozenset({"--node-arg", "--test-arg", "--test-env", "--before", "--after",
+                         "--plugin", "-P", "--exclude", "-i", "--include", "--tsconfig"})
+
+
+def _node_tap(inv: Invocation, reporter: str) -> list[str]:
+    """node-tap 18 and newer: every test file in a process of its own, its TAP read by the
+    reporter in tap's own process. A selection runs its files, with ``--grep`` naming the
+    top-level subtests wanted (tap cannot pick deeper ones across files: their parents run
+    whole, and the results are filtered); an exclusion is filtered likewise. tap's
+    ``--timeout`` is per test file: the largest per-test limit and a margin."""
+    options, positional = _positional(inv.project_args, _TAP_VALUED)
+    per_file = max(30, timeout_ms(inv.limits) // 1000 + 30)
+    args = [*options, f"--reporter={reporter}", "--disable-coverage", "--no-color",
+            f"--timeout={per_file}"]
+    tops = {tuple(split_id(t)[1][:1]) for t in inv.select or ()}
+    if inv.select is not None and tops and () not in tops:  # () : a file's own assertions
+        args.append("--grep=^(?:" + "|".join(sorted(js_escape(t[0]) for t in tops)) + ")$")
+    if inv.exitfirst:
+        args.append("--bail")
+    return args + (inv.files or positional)
+
+
 RUNNERS: dict[str, Runner] = {
     "jest": Runner("jest", "rg-jest.cjs", _jest,
                    drop_args=frozenset({"--coverage", "--watch", "--watchAll", "--ci",
@@ -267,7 +291,26 @@ RUNNERS: dict[str, Runner] = {
                     drop_with_value=frozenset({"--reporter", "-R", "--reporter-option",
                                                "--reporter-options", "-O", "--timeout",
                                                "-t", "--grep", "-g", "--fgrep", "-f"})),
+    "tap": Runner("tap", "rg-tap.mjs", _node_tap, whole_files=True,
+                  drop_args=frozenset({"--watch", "-w", "--bail", "-b", "--no-bail", "-B",
+                                       "--color", "-c", "--no-color", "-C", "--changed", "-n",
+                                       "--only", "-O", "--disable-coverage",
+                                       "--allow-empty-coverage", "--allow-incomplete-coverage",
+                                       "--show-full-coverage", "--save", "-s"}),
+                  drop_with_value=frozenset({"--reporter", "-R", "--reporter-file", "-f",
+                                             "--reporter-arg", "-r", "--coverage-report",
+                                             "--timeout", "-t", "--grep", "-g"})),
 }
+
+
+TAP_OLDEST = 18  # node-tap's first release with a runner that loads reporter modules
+
+
+def tap_major(spec: str) -> int | None:
+    """The major version a ``package.json`` range for node-tap allows at least (``^21.7.5``
+    -> 21); None when it does not say (``latest``, a git URL)."""
+    m = re.match(r"\s*(?:[\^~>=v]|>=)*\s*(\d+)", spec)
+    return int(m.group(1)) if m else None
 
 
 def runner_for(name: str) -> Runner:
