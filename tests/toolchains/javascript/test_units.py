@@ -359,6 +359,23 @@ def test_failure_messages_say_what_was_got_and_what_was_expected() -> None:
     assert read_failure("", "x.js", {}) is None
 
 
+TAP = ('"xay" should match pattern "*a*"\n--- expected\n+++ actual\n@@ -1,1 +1,1 @@\n'
+       '-true\n+false\nTest.<anonymous> (test/escaping.js:28:9)\ntest/escaping.js:16:5')
+
+
+def test_node_tap_failures_as_repogyms_reporter_writes_them() -> None:
+    sources = {"test/escaping.js": "\n" * 27 + "      t.equal(minimatch(str, pattern), true, msg)\n"}
+    tap = read_failure(TAP, "test/escaping.js", sources)
+    assert tap and (tap.call, tap.actual, tap.expected) == (
+        "minimatch(str, pattern)", "false", "true")
+    found = read_failure("should be equal\nfound: \"a\"\nwanted: \"b\"\ncompare: ===", "x.js", {})
+    assert found and (found.actual, found.expected) == ('"a"', '"b"')
+    assert (hang := read_failure("timeout!\nexpired: TAP", "x.js", {})) and hang.hangs
+    objects = read_failure("should be equivalent\n--- expected\n+++ actual\n@@ -1,5 +1,5 @@\n"
+                           " Object {\n-    2,\n+    1,\n   ],\n }", "x.js", {})
+    assert objects is None or objects.actual is None  # a line of an object is no value
+
+
 # -- canaries ------------------------------------------------------------------------------
 
 def test_canaries_load_what_the_test_file_loads_and_check_in_its_styles(

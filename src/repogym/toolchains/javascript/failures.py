@@ -9,7 +9,10 @@ The runners' messages say which side is which, unlike a bare ``a == b``:
   then ``actual !== expected``, or the ``+ actual - expected`` diff; ``Missing expected
   exception``;
 * chai: ``expected X to equal Y`` (X computed); uvu: ``Expected values to be ... (is)``
-  with ``++actual`` / ``--expected`` lines; ava: ``Difference (- actual, + expected)``.
+  with ``++actual`` / ``--expected`` lines; ava: ``Difference (- actual, + expected)``;
+* node-tap (as repogym's reporter writes it): the assertion's message, then tap's diff
+  (``--- expected`` / ``+++ actual``, one ``-``/``+`` line each) or ``found:`` and
+  ``wanted:``; ``timeout!`` for a test whose time ran out.
 
 The expression checked comes from the test's source, at the line the message's code frame
 (``> 159 |``) or stack (``test/x.js:159:14``) points at: the first argument of
@@ -30,16 +33,18 @@ _NODE_STRICT = re.compile(r"Expected values to be (?:strictly |loosely )?(?:deep
                           r"\s*(.+?)\s+(!==|!=)\s+(.+?)\s*$", re.M)
 _NODE_DIFF = re.compile(r"^\+ actual - expected", re.M)
 _CHAI = re.compile(r"expected (.+?) to (?:deeply )?(?:equal|be|eql|strictly equal) (.+?)$", re.M)
+_TAP_DIFF = re.compile(r"^--- expected\n\+\+\+ actual\n@@[^\n]*@@\n", re.M)
+_TAP_FOUND = re.compile(r"^found: (.+)\nwanted: (.+)$", re.M)
 _UVU_IS = re.compile(r"^\s*\+\+(.+?)\s*\(Actual\)\s*$\n^\s*--(.+?)\s*\(Expected\)\s*$", re.M)
 _NOT_THROWN = re.compile(r"Received function did not throw|Missing expected exception|"
                          r"Expected function to throw|did not throw", re.I)
 _TIMEOUT = re.compile(r"Exceeded timeout of \d+ ?ms|timed out in \d+ ?ms|Timeout of \d+ ?ms "
-                      r"exceeded", re.I)
+                      r"exceeded|^timeout!$", re.I | re.M)
 _ERROR = re.compile(r"^\s*(?:Uncaught )?([A-Z]\w*(?:Error|Exception))(?: \[\w+\])?:\s*(.*)$", re.M)
 _FRAME = re.compile(r"^\s*>\s*(\d+)\s*\|", re.M)
 _CHECKED = re.compile(
-    r"(?:expect\s*\(|assert(?:\.\w+)?\s*\(|\bt\.(?:is|deepEqual|true|false|like|not|throws)"
-    r"\s*\()")
+    r"(?:expect\s*\(|assert(?:\.\w+)?\s*\(|\bt\.(?:is|deepEqual|true|false|like|not|throws"
+    r"|equal|same|strictSame|ok|notOk|match|has|hasStrict|strictEqual)\s*\()")
 
 
 def read_failure(message: str, file: str, sources: Mapping[str, str]) -> FailureReading | None:
@@ -77,6 +82,14 @@ def _compared(text: str) -> tuple[str, str] | None:
     if _NODE_DIFF.search(text):
         return _plus_minus(text)
     if m := _UVU_IS.search(text):
+        return m.group(1).strip(), m.group(2).strip()
+    if m := _TAP_DIFF.search(text):
+        # one value each side, no context lines (an object's diff shows a line, not a value)
+        body = text[m.end():].splitlines()[:2]
+        if len(body) == 2 and body[0][:1] == "-" and body[1][:1] == "+":
+            return body[1][1:].strip(), body[0][1:].strip()
+        return None
+    if m := _TAP_FOUND.search(text):
         return m.group(1).strip(), m.group(2).strip()
     if m := _CHAI.search(text):
         return m.group(1).strip(), m.group(2).strip()
