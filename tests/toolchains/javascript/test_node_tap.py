@@ -83,6 +83,20 @@ def test_a_hanging_file_and_a_crashing_file(minimatch) -> None:
     assert run.finished and not run.problems
 
 
+def test_titles_are_the_tests_own_not_taps_escaped_ones(minimatch) -> None:
+    """TAP escapes ``\\`` and ``#`` in names (minimatch's ``test/unc.ts`` has subtests named
+    ``both \\``); ids carry the title as the test gave it, and select it."""
+    tc, sandbox = minimatch
+    sandbox.write_file("test/zz-names.js", (
+        "import t from 'tap'\n"
+        "t.test('both \\\\', t => { t.test('a # b', t => { t.pass('ok'); t.end() }); t.end() })\n"
+        "t.test('other', t => { t.pass('ok'); t.end() })\n"))
+    wanted = ["test/zz-names.js > both \\", "test/zz-names.js > both \\ > a # b"]
+    run = tc.run_tests(sandbox, timeout=600, select=wanted)
+    sandbox.reset()
+    assert {t: r.outcome for t, r in run.results.items()} == {t: Outcome.passed for t in wanted}
+
+
 def test_code_that_exits_when_loaded_is_caught_by_the_canary(minimatch) -> None:
     tc, sandbox = minimatch
     text = sandbox.read_file("src/index.ts").decode()

@@ -37,6 +37,9 @@ const { Parser } = fromProject('tap-parser');
 let version = '';
 try { version = fromProject('tap/package.json').version; } catch (e) { /* */ }
 
+// a title as the test gave it: TAP escapes "\\" and "#" in names ("# Subtest: both \\\\")
+const unescaped = (name) => String(name || '').replace(/\\([\\#])/g, '$1');
+
 function text(value) {
   if (value === undefined) return 'undefined';
   if (typeof value === 'string') return JSON.stringify(value);
@@ -115,7 +118,7 @@ export default class RepogymTapReporter extends Transform {
 
   watch(level) {
     level.parser.on('child', (child) => {
-      const kid = new Level(child, level.titles.concat([child.name || '']), level);
+      const kid = new Level(child, level.titles.concat([unescaped(child.name)]), level);
       level.open.push(kid);
       child.on('complete', () => { kid.complete = true; });
       if (kid.titles.length >= 2) {
@@ -136,7 +139,7 @@ export default class RepogymTapReporter extends Transform {
     if (i < 0) this.own(level, res);
     else {
       const kid = level.open.splice(i, 1)[0];
-      if (!kid.titles.at(-1)) kid.titles[kid.titles.length - 1] = res.name || '';
+      if (!kid.titles.at(-1)) kid.titles[kid.titles.length - 1] = unescaped(res.name);
       if (kid.titles.length === 1) this.fileEnded(kid, res);
       else this.subtestEnded(kid, res);
     }
