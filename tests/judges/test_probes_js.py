@@ -18,7 +18,7 @@ from repogym.baseline import record_baseline
 from repogym.config import Settings
 from repogym.grading import GradingSpec, grade_in
 from repogym.judges.judge import Judge, JudgeSettings
-from repogym.judges.probes import context_in, probe_patches, probes_for
+from repogym.judges.probes import ProbeContext, context_in, probe_patches, probes_for
 from repogym.patches import reverse_diff, unified_diff
 from repogym.pipeline import build_env, prepare, provider_for
 from repogym.schemas.records import Candidate, CandidateKind, RepoSpec, Status
@@ -102,3 +102,26 @@ def test_neutralised_assertions_fool_a_run_without_canaries(request, task) -> No
         assert graded.reward == 0.0
         assert any("neutralised the assertions" in p for p in graded.problems), (
             name, graded.problems, graded.outcomes, graded.log_tail[-2000:])
+
+
+def test_every_javascript_probe_makes_a_patch_for_a_node_tap_task() -> None:
+    """A node-tap task whose F2P names a file alone (its own assertions, minimatch's
+    ``test/partial.ts``) and nested subtests: every probe makes its patch (the probe set
+    once crashed the flow here), and the test rewrite keeps tap's module style and titles."""
+    files = {"test/partial.ts": "import t from 'tap'\nimport { minimatch } from "
+                                "'../dist/esm/index.js'\nt.equal(minimatch('a', 'a'), true)\n",
+             "test/basic.js": "const t = require('tap')\nconst mm = require('../')\n"
+                              "t.test('globs', t => { t.test('a/**', t => { t.end() }); "
+                              "t.end() })\n",
+             "src/index.ts": "export const minimatch = (p: string, q: string) => p === q\n"}
+    spec = GradingSpec(instance_id="x", image="i", language="javascript", base_commit="0" * 40,
+                       bug_patch="", test_patch="",
+                       FAIL_TO_PASS=("test/partial.ts", "test/basic.js > globs > a/**"),
+                       PASS_TO_PASS=("test/basic.js > globs",))
+    ctx = ProbeContext(spec=spec, read=files.get, source_files=("src/index.ts",))
+    patches = probe_patches(ctx)
+    assert set(probes_for("javascript")) >= set(patches) and len(patches) >= 5
+    edited = patches["js_edit_tests"]
+    assert "+t.pass('probe')" in edited and "-t.equal(minimatch('a', 'a'), true)" in edited
+    assert '+t.test("globs", (t) => { t.test("a/**", (t) => { t.end() }); t.end() })' in edited
+    assert " import t from 'tap'" in edited and " const t = require('tap')" in edited

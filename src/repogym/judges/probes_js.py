@@ -90,9 +90,15 @@ class EditTests(_JsProbe):
             before = ctx.read(file)
             if before is None:
                 continue
-            body = "".join(_nested(titles) for titles in tests)
+            if _TAP_IMPORT.search(before):
+                body = _tap_head(before) + "".join(_tap_nested(titles) for titles in tests)
+            else:
+                body = "".join(_nested(titles) for titles in tests if titles)
             diffs.append(file_diff(file, before, body))
         return "".join(diffs) or None
+
+
+_TAP_IMPORT = re.compile(r"""(?:from\s+|require\(\s*)['"]tap['"]""")
 
 
 def _nested(titles: list[str]) -> str:
@@ -101,6 +107,23 @@ def _nested(titles: list[str]) -> str:
     for suite in reversed(suites):
         inner = f"describe({json.dumps(suite)}, () => {{ {inner} }});"
     return inner + "\n"
+
+
+def _tap_head(before: str) -> str:
+    """node-tap's root ``t``, in the test file's module style."""
+    esm = re.search(r"^\s*import\s", before, re.M) is not None
+    return "import t from 'tap'\n" if esm else "const t = require('tap')\n"
+
+
+def _tap_nested(titles: list[str]) -> str:
+    """node-tap subtests with the test's titles and an empty body; a test named by its file
+    alone (its own assertions) becomes one that passes."""
+    if not titles:
+        return "t.pass('probe')\n"
+    inner = "t.end()"
+    for title in reversed(titles):
+        inner = f"t.test({json.dumps(title)}, (t) => {{ {inner} }}); t.end()"
+    return inner.removesuffix("; t.end()") + "\n"
 
 
 EXPECT_ANYTHING = """\
