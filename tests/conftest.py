@@ -155,6 +155,32 @@ def _prune_env(env: Path, now: float, keep_days: float) -> None:
     lock.unlink(missing_ok=True)
 
 
+SHARED_REPOS = Path(__file__).resolve().parents[2] / "shared" / "repos"
+
+
+def open_bundle_env(root: Path, bundle: str, toolchain: type) -> tuple[Any, Any]:
+    """(toolchain, an open-able sandbox) of a ``../shared/repos`` bundle cloned into
+    ``root`` and built into its Docker environment; the toolchain detected must be a
+    ``toolchain``. Use the sandbox as a context manager."""
+    from repogym.config import Settings
+    from repogym.repos import clone
+    from repogym.sandboxes import get_provider
+    from repogym.schemas.records import RepoSpec
+    from repogym.toolchains import detect_toolchain
+
+    src = root / bundle.split("+", 1)[1]
+    subprocess.run(["git", "clone", "-q", str(SHARED_REPOS / f"{bundle}.bundle"), str(src)],
+                   check=True)
+    settings = Settings(out=root / "data", provider="docker")
+    checkout = clone(RepoSpec(source=str(src)), settings.cache_dir)
+    tc = detect_toolchain(checkout.path)
+    assert isinstance(tc, toolchain), tc
+    provider = get_provider("docker", settings)
+    env = provider.build_env(tc.env_spec(checkout, settings.base_image), checkout.path,
+                             root / "logs")
+    return tc, provider.open(env)
+
+
 @pytest.fixture(scope="session")
 def docker_client():
     client = _docker_client()

@@ -5,11 +5,12 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import shutil
 import time
 from pathlib import Path
 
 from repogym.sandboxes.local import MARKER
-from tests.conftest import _prune_env, prune_local_envs
+from tests.conftest import prune_local_envs
 
 DAY = 86400.0
 
@@ -34,10 +35,26 @@ def test_old_one_run_envs_go_and_the_rest_stay(tmp_path: Path) -> None:
     assert not one_run.exists() and not stale.exists()
 
 
-def test_an_env_removed_by_another_worker_meanwhile_is_skipped(tmp_path: Path) -> None:
+def test_an_env_removed_by_another_worker_meanwhile_is_skipped(tmp_path: Path,
+                                                              monkeypatch) -> None:
     """The CI failure of 2026-12-02: two xdist workers pruned at once, one removed a
-    half-built env the other had listed, and ``stat`` on it failed every test's setup."""
-    _prune_env(tmp_path / "gone", time.time(), keep_days=14)  # no error
+    half-built env the other had listed, and ``stat`` on it failed every test's setup.
+    An env that vanishes under the pruning is passed over, and the rest still go."""
+    import tests.conftest as harness
+
+    first = _env(tmp_path, "a-gone", "test-abc", age_s=4 * 3600)
+    second = _env(tmp_path, "b-old", "test-abc", age_s=4 * 3600)
+    real = harness._prune_env
+
+    def racing(env: Path, now: float, keep_days: float) -> None:
+        if env == first:
+            shutil.rmtree(env)  # another worker got there first
+            env.stat()  # what the old code did next: FileNotFoundError
+        real(env, now, keep_days)
+
+    monkeypatch.setattr(harness, "_prune_env", racing)
+    prune_local_envs(tmp_path, keep_days=14)
+    assert not first.exists() and not second.exists()
 
 
 def test_one_worker_prunes_the_others_go_on(tmp_path: Path) -> None:

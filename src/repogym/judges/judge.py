@@ -143,7 +143,7 @@ class Judge:
                 self._unstarted = None
             if self.differential(cand):
                 broken, f2p, p2p = self._judge_differential(cand)
-                f2p, slow = self._confirm_hangs(cand, broken, f2p)
+                f2p, slow = self._confirm_doubtful(cand, broken, f2p)
                 p2p = sorted(set(p2p) | slow)
                 oracle = f"differential x{self.settings.oracle_runs}"
             else:
@@ -153,7 +153,7 @@ class Judge:
                 if not f2p:
                     raise _Reject(Status.reject, Reason.no_op.code(),
                                   "no baseline-passing test fails with the bug")
-                f2p, _ = self._confirm_hangs(cand, broken, f2p)
+                f2p, _ = self._confirm_doubtful(cand, broken, f2p)
                 p2p = sorted(self.baseline.stable_passing() - set(f2p))
                 oracle = self._oracle(cand, f2p, p2p)
         except _Reject as r:
@@ -406,7 +406,7 @@ class Judge:
                           f"graded (without {sorted(outside)[0]}, which fails either way)")
         return alone, [t for t in f2p if t not in passing], sorted(set(p2p) | passing)
 
-    def _confirm_hangs(self, cand: Candidate, broken: TestRun,
+    def _confirm_doubtful(self, cand: Candidate, broken: TestRun,
                        f2p: list[str]) -> tuple[list[str], set[str]]:
         """F2P tests whose failure is in doubt run again, in the broken state: those that
         failed only by running out of time (a loaded machine: bitflags' trybuild test

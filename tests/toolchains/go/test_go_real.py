@@ -5,40 +5,22 @@ from before modules."""
 
 from __future__ import annotations
 
-import subprocess
 import time
-from pathlib import Path
 
 import pytest
 
-from repogym.config import Settings
-from repogym.repos import clone
-from repogym.sandboxes import get_provider
-from repogym.schemas.records import Outcome, RepoSpec, TimeLimits
-from repogym.toolchains import GoToolchain, detect_toolchain
+from repogym.schemas.records import Outcome, TimeLimits
+from repogym.toolchains import GoToolchain
 from repogym.toolchains.resume import run_to_end
+from tests.conftest import open_bundle_env
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
-REPOS = Path(__file__).resolve().parents[3].parent / "shared" / "repos"
-
-
-def open_env(root: Path, bundle: str):
-    src = root / bundle.split("+", 1)[1]
-    subprocess.run(["git", "clone", "-q", str(REPOS / f"{bundle}.bundle"), str(src)],
-                   check=True)
-    settings = Settings(out=root / "data", provider="docker")
-    checkout = clone(RepoSpec(source=str(src)), settings.cache_dir)
-    tc = detect_toolchain(checkout.path)
-    assert isinstance(tc, GoToolchain)
-    provider = get_provider("docker", settings)
-    env = provider.build_env(tc.env_spec(checkout, settings.base_image), checkout.path,
-                             root / "logs")
-    return tc, provider.open(env)
 
 
 @pytest.fixture(scope="module")
 def uuid(tmp_path_factory, base_image):
-    tc, sandbox = open_env(tmp_path_factory.mktemp("go-uuid"), "google+uuid")
+    tc, sandbox = open_bundle_env(tmp_path_factory.mktemp("go-uuid"), "google+uuid",
+                                  GoToolchain)
     with sandbox:
         yield tc, sandbox
 
@@ -136,7 +118,8 @@ def test_a_forged_report_line_does_not_pass_a_failing_test(uuid) -> None:
 
 
 def test_a_repository_from_before_modules(tmp_path_factory, base_image) -> None:
-    tc, sandbox = open_env(tmp_path_factory.mktemp("go-shellquote"), "kballard+go-shellquote")
+    tc, sandbox = open_bundle_env(tmp_path_factory.mktemp("go-shellquote"),
+                                  "kballard+go-shellquote", GoToolchain)
     with sandbox:
         run = tc.run_tests(sandbox, timeout=300)
         assert run.trusted, (run.problems, run.log_tail)

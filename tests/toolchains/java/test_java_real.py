@@ -5,42 +5,24 @@ that hang, forged reports, and a multi-module build."""
 
 from __future__ import annotations
 
-import subprocess
 import time
-from pathlib import Path
 
 import pytest
 
-from repogym.config import Settings
-from repogym.repos import clone
-from repogym.sandboxes import get_provider
-from repogym.schemas.records import Outcome, RepoSpec, TimeLimits
-from repogym.toolchains import JavaToolchain, detect_toolchain
+from repogym.schemas.records import Outcome, TimeLimits
+from repogym.toolchains import JavaToolchain
 from repogym.toolchains.resume import run_to_end
+from tests.conftest import open_bundle_env
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
-REPOS = Path(__file__).resolve().parents[3].parent / "shared" / "repos"
 CLI = "src/test/java/org/apache/commons/cli"
 OPTION_TEST = f"{CLI}/OptionTest.java::OptionTest"
 
 
-def open_env(root: Path, bundle: str):
-    src = root / bundle.split("+", 1)[1]
-    subprocess.run(["git", "clone", "-q", str(REPOS / f"{bundle}.bundle"), str(src)],
-                   check=True)
-    settings = Settings(out=root / "data", provider="docker")
-    checkout = clone(RepoSpec(source=str(src)), settings.cache_dir)
-    tc = detect_toolchain(checkout.path)
-    assert isinstance(tc, JavaToolchain)
-    provider = get_provider("docker", settings)
-    env = provider.build_env(tc.env_spec(checkout, settings.base_image), checkout.path,
-                             root / "logs")
-    return tc, provider.open(env)
-
-
 @pytest.fixture(scope="module")
 def cli(tmp_path_factory, base_image):
-    tc, sandbox = open_env(tmp_path_factory.mktemp("java-cli"), "apache+commons-cli")
+    tc, sandbox = open_bundle_env(tmp_path_factory.mktemp("java-cli"), "apache+commons-cli",
+                                  JavaToolchain)
     with sandbox:
         yield tc, sandbox
 
@@ -173,7 +155,8 @@ def test_forged_passes_where_surefire_reports_and_an_exit_are_caught(cli) -> Non
 
 
 def test_a_multi_module_build(tmp_path_factory, base_image) -> None:
-    tc, sandbox = open_env(tmp_path_factory.mktemp("java-jimfs"), "google+jimfs")
+    tc, sandbox = open_bundle_env(tmp_path_factory.mktemp("java-jimfs"), "google+jimfs",
+                                  JavaToolchain)
     url = "jimfs/src/test/java/com/google/common/jimfs/UrlTest.java::UrlTest"
     with sandbox:
         run = tc.run_tests(sandbox, timeout=600, select=[f"{url}#creatUrl", f"{url}#readFromUrl"])

@@ -5,36 +5,22 @@ the canary that shows code under test exiting before the checks ran."""
 
 from __future__ import annotations
 
-import subprocess
-from pathlib import Path
-
 import pytest
 
-from repogym.config import Settings
-from repogym.repos import clone
-from repogym.sandboxes import get_provider
-from repogym.schemas.records import Outcome, RepoSpec, TimeLimits
-from repogym.toolchains import JavaScriptToolchain, detect_toolchain
+from repogym.schemas.records import Outcome, TimeLimits
+from repogym.toolchains import JavaScriptToolchain
+from tests.conftest import open_bundle_env
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
-REPOS = Path(__file__).resolve().parents[3].parent / "shared" / "repos"
 BASIC = "test/basic.js > basic tests"
 ESCAPING = "test/escaping.js > escaping tests"
 
 
 @pytest.fixture(scope="module")
 def minimatch(tmp_path_factory, base_image):
-    root = tmp_path_factory.mktemp("minimatch")
-    subprocess.run(["git", "clone", "-q", str(REPOS / "isaacs+minimatch.bundle"),
-                    str(root / "minimatch")], check=True)
-    settings = Settings(out=root / "data", provider="docker")
-    checkout = clone(RepoSpec(source=str(root / "minimatch")), settings.cache_dir)
-    tc = detect_toolchain(checkout.path)
-    assert isinstance(tc, JavaScriptToolchain)
-    provider = get_provider("docker", settings)
-    env = provider.build_env(tc.env_spec(checkout, settings.base_image), checkout.path,
-                             root / "logs")
-    with provider.open(env) as sandbox:
+    tc, sandbox = open_bundle_env(tmp_path_factory.mktemp("minimatch"), "isaacs+minimatch",
+                                  JavaScriptToolchain)
+    with sandbox:
         yield tc, sandbox
 
 

@@ -7,22 +7,17 @@ grading that guards the test code inside a source file rather than the whole fil
 from __future__ import annotations
 
 import difflib
-import subprocess
 import time
-from pathlib import Path
 
 import pytest
 
-from repogym.config import Settings
 from repogym.grading import GradingSpec, grade_in
-from repogym.repos import clone
-from repogym.sandboxes import get_provider
-from repogym.schemas.records import Outcome, RepoSpec, TimeLimits
-from repogym.toolchains import RustToolchain, detect_toolchain
+from repogym.schemas.records import Outcome, TimeLimits
+from repogym.toolchains import RustToolchain
 from repogym.toolchains.resume import run_to_end
+from tests.conftest import open_bundle_env
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
-REPOS = Path(__file__).resolve().parents[3].parent / "shared" / "repos"
 UNIT = "src/lib.rs::test::test_pattern_matches"
 OTHER = "src/lib.rs::test::test_path_join"
 INTEGRATION = "tests/glob-std.rs::main"
@@ -30,18 +25,9 @@ INTEGRATION = "tests/glob-std.rs::main"
 
 @pytest.fixture(scope="module")
 def glob(tmp_path_factory, base_image):
-    root = tmp_path_factory.mktemp("rust-glob")
-    src = root / "glob"
-    subprocess.run(["git", "clone", "-q", str(REPOS / "rust-lang+glob.bundle"), str(src)],
-                   check=True)
-    settings = Settings(out=root / "data", provider="docker")
-    checkout = clone(RepoSpec(source=str(src)), settings.cache_dir)
-    tc = detect_toolchain(checkout.path)
-    assert isinstance(tc, RustToolchain)
-    provider = get_provider("docker", settings)
-    env = provider.build_env(tc.env_spec(checkout, settings.base_image), checkout.path,
-                             root / "logs")
-    with provider.open(env) as sandbox:
+    tc, sandbox = open_bundle_env(tmp_path_factory.mktemp("rust-glob"), "rust-lang+glob",
+                                  RustToolchain)
+    with sandbox:
         yield tc, sandbox
 
 

@@ -42,8 +42,7 @@ const unescaped = (name) => String(name || '').replace(/\\([\\#])/g, '$1');
 
 function text(value) {
   if (value === undefined) return 'undefined';
-  if (typeof value === 'string') return JSON.stringify(value);
-  try { return JSON.stringify(value); } catch (e) { return String(value); }
+  try { return JSON.stringify(value); } catch (e) { return String(value); } // cycles
 }
 
 // "should be equal", then what tap says it found and wanted, and where
