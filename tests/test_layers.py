@@ -1,6 +1,7 @@
 """The layers point one way: no module of repogym imports one of a layer above its own.
 
-    core -> sandboxes -> toolchains -> grading -> generators -> judges -> datasets -> flows/CLI
+    core -> sandboxes -> toolchains -> grading -> generators -> judges -> datasets, envs
+    -> flows/CLI
 
 Every import counts, at module level or inside a function. The package root
 (``repogym/__init__.py``, a lazy facade over :func:`repogym.verify`) is the one exception.
@@ -25,7 +26,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("grading", frozenset({"grading"})),
     ("generators", frozenset({"generators", "baseline"})),
     ("judges", frozenset({"judges"})),
-    ("datasets", frozenset({"datasets"})),
+    ("datasets", frozenset({"datasets", "envs"})),
     ("flows", frozenset({"flows", "corpus", "pipeline", "conformance", "commands", "cli",
                         "__main__"})),
 )

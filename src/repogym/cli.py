@@ -19,6 +19,7 @@ from rich.table import Table
 from repogym.commands.corpus import app as _corpus_app
 from repogym.commands.corpus import serve as _corpus_serve
 from repogym.commands.dataset import app as _dataset_app
+from repogym.commands.env import app as _env_app
 from repogym.commands.export import export as _export_command
 from repogym.commands.review import app as _review_app
 from repogym.config import Settings
@@ -33,6 +34,7 @@ toolchain_app = typer.Typer(help="Per-language toolchains.", no_args_is_help=Tru
 app.add_typer(toolchain_app, name="toolchain")
 app.add_typer(_dataset_app, name="dataset", help="Snapshots, compaction and the manifest of the dataset.")
 app.add_typer(_review_app, name="review", help="The queue of tasks flagged for manual review.")
+app.add_typer(_env_app, name="env", help="Live environments: the tasks over OpenEnv.")
 app.add_typer(_corpus_app, name="corpus", help="The corpus file: the repositories to grow tasks from.")
 app.command("export")(_export_command)
 app.command("serve")(_corpus_serve)

@@ -509,3 +509,16 @@ def test_missing_launcher_is_bad_input(tmp_path, capsys):
     code = grader.main(["--spec", str(spec), "--plugin", str(tmp_path / "repogym_report.py")])
     assert code == grader.EXIT_USAGE
     assert f"no launcher file at {tmp_path / grader.LAUNCHER_FILE}" in capsys.readouterr().out
+
+
+def test_lines_for_swebench_keep_python_ids_with_spaces_whole(capsys):
+    """SWE-bench's pytest parser cuts ``test_x[Donald E. Knuth]`` at its first space (the
+    official harness left every such gold patch unresolved): Python's lines are read whole,
+    as JavaScript's, and anything but a trusted pass is a failure."""
+    spaced = "test_inflection.py::test_parameterize[Donald E. Knuth-donald-e-knuth]"
+    result = {"instance_id": "x", "reward": 0.0, "trusted": True, "discarded": [],
+              "problems": [], "resolved": False,
+              "outcomes": {spaced: "passed", "t.py::b": "xfail", "t.py::c": None}}
+    grader.emit(result, None, "python")
+    out = capsys.readouterr().out
+    assert f"[FAILED] t.py::b\n[FAILED] t.py::c\n[PASSED] {spaced}\n" in out

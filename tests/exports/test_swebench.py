@@ -48,7 +48,7 @@ def test_gold_patch_scores_one(which, real_tasks, instances, container_factory):
     reward, log = evaluate(container_factory, inst, inst["patch"])
     assert reward == "1" and "REPOGYM_REWARD=1" in log
     for test in json.loads(inst["FAIL_TO_PASS"]) + json.loads(inst["PASS_TO_PASS"]):
-        assert f"PASSED {test}\n" in log  # SWE-bench's pytest log parser reads these lines
+        assert f"[PASSED] {test}\n" in log  # SWE-bench's parse_log_jest_json reads these
 
 
 @pytest.mark.parametrize("which", ["synthetic", "mined"])
@@ -58,7 +58,7 @@ def test_empty_patch_scores_zero(which, real_tasks, instances, container_factory
     reward, log = evaluate(container_factory, inst, "")
     assert reward == "0" and "REPOGYM_REWARD=0" in log
     for test in json.loads(inst["FAIL_TO_PASS"]):
-        assert f"FAILED {test}\n" in log
+        assert f"[FAILED] {test}\n" in log
 
 
 def test_patch_editing_the_tests_scores_zero(real_tasks, instances, container_factory):

@@ -159,7 +159,7 @@ def test_the_image_holds_the_broken_state_at_testbed(real_tasks, exported, docke
     image = docker_client.images.get(inst["image"])
     assert image.labels["repogym"] == "task"
     assert image.labels["repogym.task"] == inst["instance_id"]
-    assert inst["log_parser"] == "parse_log_pytest" and inst["eval_type"] == "pass_and_fail"
+    assert inst["log_parser"] == "parse_log_jest_json" and inst["eval_type"] == "pass_and_fail"
     log = docker_client.containers.run(
         inst["image"], ["bash", "-c", "readlink /testbed; pwd -P; git log --oneline | wc -l; "
                         "grep -c -- '- 32' tinycalc/units.py; ls /opt/repogym-task"],
@@ -207,13 +207,13 @@ def test_official_harness_grades_the_export(real_tasks, exported, run_id, sweben
                 json.loads(instances[iid]["FAIL_TO_PASS"])), (name, got)
             assert exit_line(tmp_path, run_id, f"{name}.{iid}", iid) == ("1", "0")
         # gold + a PASS_TO_PASS test made to skip: SWE-bench's rules call a skipped P2P test
-        # maintained, repogym's do not (reward 0); the recorded exit code 1 with no FAILED
-        # line makes the harness reject the log, so it agrees: not resolved
+        # maintained, repogym's do not (reward 0): the grader prints it as failed, so the
+        # harness agrees: not resolved
         skipped = results[f"skip.{iid}"]
         assert skipped is not None and skipped["resolved"] is False, skipped
         assert exit_line(tmp_path, run_id, f"skip.{iid}", iid) == ("1", "0")
-        assert "SKIPPED tests/test_ops.py::test_is_even" in output(tmp_path, run_id,
-                                                                   f"skip.{iid}", iid)
+        assert "[FAILED] tests/test_ops.py::test_is_even" in output(tmp_path, run_id,
+                                                                    f"skip.{iid}", iid)
 
 
 def output(tmp_path: Path, run_id: str, model: str, iid: str) -> str:

@@ -1934,31 +1934,22 @@ def _reward_text(reward):
 def emit(result, out_dir, language="python"):
     """Print the per-test lines and the reward; write ``reward.txt`` and ``result.json``.
 
-    Python: ``<STATUS> <nodeid>`` (pytest's ``-rA`` form); JavaScript: ``[PASSED] <id>`` or
-    ``[FAILED] <id>`` (its ids hold spaces: SWE-bench's ``parse_log_jest_json`` reads them
-    whole); Go: ``--- PASS: <id> (0.00s)`` or ``--- FAIL: <id> (0.00s)`` (``go test -v``'s
+    Python, JavaScript and Java: ``[PASSED] <id>`` or ``[FAILED] <id>`` (ids hold spaces:
+    SWE-bench's ``parse_log_jest_json`` reads them whole, its pytest parser would cut them);
+    Go: ``--- PASS: <id> (0.00s)`` or ``--- FAIL: <id> (0.00s)`` (``go test -v``'s
     form, which SWE-bench's ``parse_log_gotest`` reads); Rust: ``test <id> ... ok`` or
-    ``test <id> ... FAILED`` (libtest's, which ``parse_log_cargo`` reads); Java: as
-    JavaScript (its ids may hold spaces too); for every language but Python anything but a
-    trusted pass a failure."""
+    ``test <id> ... FAILED`` (libtest's, which ``parse_log_cargo`` reads); anything but a
+    trusted pass is a failure."""
     lines = [">>>>> Start Test Output"]
     trusted = result.get("trusted", False)
     for test, outcome in sorted(result["outcomes"].items()):
-        if language == "javascript":
-            status = "[PASSED]" if (trusted and outcome == "passed") else "[FAILED]"
-        elif language == "go":
-            status = "--- PASS:" if (trusted and outcome == "passed") else "--- FAIL:"
-            lines.append(f"{status} {test} (0.00s)")
-            continue
+        passed = trusted and outcome == "passed"
+        if language == "go":
+            lines.append(f"{'--- PASS:' if passed else '--- FAIL:'} {test} (0.00s)")
         elif language == "rust":
-            status = "ok" if (trusted and outcome == "passed") else "FAILED"
-            lines.append(f"test {test} ... {status}")
-            continue
-        elif language == "java":
-            status = "[PASSED]" if (trusted and outcome == "passed") else "[FAILED]"
+            lines.append(f"test {test} ... {'ok' if passed else 'FAILED'}")
         else:
-            status = outcome.upper() if (trusted and outcome) else "FAILED"
-        lines.append(f"{status} {test}")
+            lines.append(f"{'[PASSED]' if passed else '[FAILED]'} {test}")
     lines.append(">>>>> End Test Output")
     lines.append(f"REPOGYM_REWARD={_reward_text(result['reward'])}")
     lines.append("REPOGYM_RESULT=" + json.dumps(result, sort_keys=True))

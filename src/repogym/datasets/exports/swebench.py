@@ -34,14 +34,14 @@ image                     the task image ``build_images.sh`` builds:
                           ``repogym-task/<repo>:<hash of its build context>``, labelled
                           ``repogym=task`` and ``repogym.task=<instance_id>``; ``/testbed``
                           holds the broken state (SWE-bench 5.x runs ``image``)
-log_parser                SWE-bench's parser registry name: ``parse_log_pytest`` (Python;
-                          ``<STATUS> <nodeid>`` lines), ``parse_log_jest_json``
-                          (JavaScript: ``[PASSED] <id>`` / ``[FAILED] <id>`` lines, which
-                          keep ids with spaces whole), ``parse_log_gotest`` (Go:
+log_parser                SWE-bench's parser registry name: ``parse_log_jest_json``
+                          (Python, JavaScript and Java: ``[PASSED] <id>`` / ``[FAILED] <id>``
+                          lines, which keep ids with spaces whole -- pytest's own
+                          ``parse_log_pytest`` cuts ``test_x[Donald E. Knuth]`` at its first
+                          space, and the gold patch goes unresolved), ``parse_log_gotest`` (Go:
                           ``--- PASS: <id> (0.00s)`` / ``--- FAIL: <id> (0.00s)`` lines),
                           ``parse_log_cargo`` (Rust: ``test <id> ... ok`` /
-                          ``test <id> ... FAILED`` lines), ``parse_log_jest_json`` for
-                          Java too (``[PASSED] <id>`` / ``[FAILED] <id>``)
+                          ``test <id> ... FAILED`` lines)
 language                  the task's language (``python``, ``javascript``, ``go``,
                           ``rust``, ``java``)
 eval_type                 ``pass_and_fail``
@@ -61,8 +61,8 @@ builds the broken state
 (:data:`~repogym.datasets.exports.grading.PREPARE_SCRIPT`; a task image already holds it).
 The grader puts ``/repo`` back to the broken state itself (so a harness that already
 applied the patch in ``/testbed`` changes nothing), applies the diff, grades it with
-repogym's rules and prints ``PASSED``/``FAILED <test>`` lines (JavaScript:
-``[PASSED]``/``[FAILED] <test>`` and Java alike, Go: ``--- PASS``/``--- FAIL: <test> (0.00s)``, Rust:
+repogym's rules and prints ``[PASSED]``/``[FAILED] <test>`` lines (Python, JavaScript and
+Java; Go: ``--- PASS``/``--- FAIL: <test> (0.00s)``, Rust:
 ``test <test> ... ok``/``... FAILED``; from the trusted report only) between SWE-bench's ``>>>>> Start/End Test Output`` markers, then
 ``REPOGYM_REWARD=1`` or ``=0``; ``reward.txt`` and ``result.json`` go to ``$REPOGYM_OUT``
 (default ``/tmp/repogym-eval``). Exit status 0: graded; 2: bad input (no patch file); 3: the
@@ -122,13 +122,13 @@ DEFAULT_RESULT_DIR = "/tmp/repogym-eval"
 TESTBED = "/testbed"  # SWE-bench's CONTAINER_WORKDIR: where its harness applies the patch
 TASK_IMAGE_REPO = "repogym-task"
 TASK_IMAGE_LABEL = "task"  # LABEL repogym=task (the env image's is repogym=env)
-LOG_PARSER = "parse_log_pytest"  # our PASSED/FAILED <nodeid> lines are pytest's -rA form
-# JavaScript ids hold spaces (``file > suite > test``), which the pytest parser cuts at the
-# first one; this parser reads ``[PASSED] <id>`` / ``[FAILED] <id>`` lines whole
-LOG_PARSERS = {"python": LOG_PARSER, "javascript": "parse_log_jest_json",
+# Test ids hold spaces (pytest's parametrized ids ``test_x[Donald E. Knuth]``, JavaScript's
+# ``file > suite > test``, JUnit Jupiter's display names), which SWE-bench's pytest parser
+# cuts at the first one; this parser reads ``[PASSED] <id>`` / ``[FAILED] <id>`` lines whole
+WHOLE_LINE_PARSER = "parse_log_jest_json"
+LOG_PARSERS = {"python": WHOLE_LINE_PARSER, "javascript": WHOLE_LINE_PARSER,
                "go": "parse_log_gotest", "rust": "parse_log_cargo",
-               # Java ids hold spaces too (JUnit Jupiter's display names): read whole
-               "java": "parse_log_jest_json"}
+               "java": WHOLE_LINE_PARSER}
 EVAL_TYPE = "pass_and_fail"  # swebench.harness.constants.EvalType.PASS_AND_FAIL
 END_TEST_OUTPUT = ">>>>> End Test Output"
 

@@ -21,7 +21,10 @@ Trainers point their custom reward function at
 ``custom_reward_function.path=<that file> custom_reward_function.name=compute_score``), which
 grades the answer's diff with :func:`repogym.datasets.verify.verify` in a sandbox of
 ``image``, with the toolchain of the task's language (the ground truth's ``language``:
-Python and JavaScript tasks alike). The prompt does not contain the repository: a single-turn policy answers from the
+every language alike). For verl's batch reward manager
+(``reward_model.reward_manager=batch``) name ``compute_score_batch`` instead: a batch is
+graded several at a time in warm sandboxes of one pool, and an item whose sandbox broke
+scores NaN with ``infra_error`` set, not 0. The prompt does not contain the repository: a single-turn policy answers from the
 statement alone; an agent loop can open a sandbox on ``extra_info.image`` for tools.
 """
 
