@@ -8,8 +8,9 @@ tests make one): it imports only OpenEnv and the standard library.
 PLAN is a list of episodes, run concurrently (one WebSocket session each):
 ``{"task_id": ..., "policy": "oracle" | "noop" | "snoop" | "marker", "patch": ...}``.
 
-* oracle: applies the gold patch (``patch``), half through ``apply`` and, for a file the
-  patch creates or when asked (``"by_write": true``), through ``write``; then submits.
+* oracle: applies the gold patch (``patch``) through ``apply``, or, with
+  ``"by_write": true``, by reading each file it changes (``read``), applying its hunks here
+  and writing the result back (``write``); then submits.
 * noop: submits at once.
 * snoop: looks for the fix where a policy might -- the history (``git log --all``, the
   reflog, every object), ``/proc``, the file system, the network -- records all it saw,
@@ -56,6 +57,28 @@ def diff_files(patch: str) -> dict[str, list[str]]:
     return parts
 
 
+def patched(text: str, lines: list[str]) -> str:
+    """``text`` with the hunks of one file's diff applied (exact context)."""
+    old = text.splitlines(keepends=True)
+    out: list[str] = []
+    at = 0
+    body = [ln for ln in lines if not ln.startswith(("diff --git", "index ", "--- ", "+++ "))]
+    for line in body:
+        if line.startswith("@@"):
+            start = int(line.split()[1].split(",")[0].lstrip("-")) - 1
+            out.extend(old[at:max(start, 0)])
+            at = max(start, 0)
+        elif line.startswith("+"):
+            out.append(line[1:])
+        elif line.startswith("-"):
+            at += 1
+        elif line.startswith(" "):
+            out.append(old[at])
+            at += 1
+    out.extend(old[at:])
+    return "".join(out)
+
+
 async def episode(base_url: str, plan: dict[str, Any], barrier: asyncio.Barrier) -> dict:
     started = time.monotonic()
     seen: list[str] = []
@@ -67,8 +90,15 @@ async def episode(base_url: str, plan: dict[str, Any], barrier: asyncio.Barrier)
         seen.append(obs.get("statement", ""))
         seen.extend(obs.get("files", []))
         policy = plan["policy"]
-        if policy == "oracle":
-            for i, (path, lines) in enumerate(sorted(diff_files(plan["patch"]).items())):
+        if policy == "oracle" and plan.get("by_write"):
+            for path, lines in sorted(diff_files(plan["patch"]).items()):
+                got = await env.step({"tool": "read", "path": path})
+                assert got.observation["exit_code"] == 0, got.observation
+                new = patched(got.observation["output"], lines)
+                step = await env.step({"tool": "write", "path": path, "content": new})
+                assert step.observation["exit_code"] == 0, step.observation
+        elif policy == "oracle":
+            for path, lines in sorted(diff_files(plan["patch"]).items()):
                 step = await env.step({"tool": "apply", "patch": "".join(lines)})
                 assert step.observation["exit_code"] == 0, step.observation
         elif policy == "snoop":

@@ -130,3 +130,28 @@ def test_bad_requests_are_refused_clearly(service):
     with pytest.raises(ValidationError, match="a write action needs path, content"):
         RepoAction(tool="write")
     assert truncate("abc", 10) == ("abc", False)
+
+
+def test_a_command_past_its_limit_is_stopped_and_the_episode_goes_on(service, real_tasks):
+    env = RepoEnvironment(service)
+    env.reset(task_id=real_tasks.synthetic.instance_id)
+    slow = env.step(RepoAction(tool="run", command="echo started; sleep 30", timeout_s=1))
+    assert "started" in slow.output and "stopped at its time limit" in slow.output
+    assert not slow.done and run(env, "echo still here").strip() == "still here"
+    env.close()
+
+
+def test_the_time_limit_ends_the_episode_with_the_grade_of_the_work(real_tasks, tmp_path):
+    provider = get_provider("docker", Settings(), namespace=f"rg-test-ep-t-{tmp_path.name}")
+    pool = SandboxPool(provider, max_size=1)
+    service = EnvService(real_tasks.rows, pool, Journal(tmp_path / "e.jsonl"),
+                         limits=EnvLimits(episode_seconds=2))
+    env = RepoEnvironment(service)
+    row = real_tasks.synthetic
+    env.reset(task_id=row.instance_id)
+    env.step(RepoAction(tool="apply", patch=row.patch))
+    late = env.step(RepoAction(tool="run", command="sleep 5"))  # capped by the time left
+    end = late if late.done else env.step(RepoAction(tool="run", command="ls"))
+    assert end.done and end.ended_by is EndedBy.time_limit and end.reward == 1.0
+    pool.close()
+    provider.cleanup()

@@ -28,8 +28,9 @@ def added_lines(diff: str) -> list[str]:
 def test_oracle_scores_1_and_noop_0_in_two_languages_in_eight_sessions_at_once(
         serve, env_tasks, openenv_python, tmp_path):
     served = serve(sessions=8)
-    plans = [{"task_id": row.instance_id, "policy": policy, "patch": row.patch}
-             for row in env_tasks.rows for policy in ("oracle", "noop")]
+    plans = [{"task_id": row.instance_id, "policy": policy, "patch": row.patch,
+              "by_write": i % 2 == 1}  # half the oracles read, edit and write the files
+             for i, row in enumerate(env_tasks.rows) for policy in ("oracle", "noop")]
     assert len(plans) == 8 and {r.language for r in env_tasks.rows} == {"python", "javascript"}
     results = run_policies(openenv_python, served, plans, tmp_path)
     got = {(r["task_id"], r["policy"]): r["reward"] for r in results}
