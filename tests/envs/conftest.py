@@ -106,26 +106,28 @@ def wait_for(check: Callable[[], bool], seconds: float, what: str) -> None:
         time.sleep(0.2)
 
 
-@pytest.fixture
-def serve(env_tasks: EnvTasks, tmp_path: Path, docker_client: Any
-          ) -> Iterator[Callable[..., Served]]:
-    """Start ``repogym env serve`` on the tasks (``serve(sessions=8, ...)``); each server
-    is stopped after the test, and must leave no container behind."""
-    started: list[Served] = []
+class Servers:
+    """Starts ``repogym env serve`` processes on a dataset; :meth:`stop_all` stops them and
+    checks that none left a container behind."""
 
-    def start(*extra: str, sessions: int = 8) -> Served:
+    def __init__(self, root: Path, workdir: Path, docker_client: Any) -> None:
+        self.root, self.workdir, self.docker = root, workdir, docker_client
+        self.started: list[Served] = []
+
+    def start(self, *extra: str, sessions: int = 8) -> Served:
         import httpx
 
-        port, name = free_port(), f"rg-test-{os.getpid()}-{len(started)}-{time.time_ns() % 10**6}"
-        journal = tmp_path / f"episodes-{len(started)}.jsonl"
-        log = tmp_path / f"server-{len(started)}.log"
+        n = len(self.started)
+        port, name = free_port(), f"rg-test-{os.getpid()}-{n}-{time.time_ns() % 10**6}"
+        journal = self.workdir / f"episodes-{n}.jsonl"
+        log = self.workdir / f"server-{n}.log"
         process = subprocess.Popen(
-            [sys.executable, "-m", "repogym", "env", "serve", "--dataset", str(env_tasks.root),
+            [sys.executable, "-m", "repogym", "env", "serve", "--dataset", str(self.root),
              "--port", str(port), "--sessions", str(sessions), "--namespace", name,
              "--journal", str(journal), *extra],
             stdout=log.open("wb"), stderr=subprocess.STDOUT)
         served = Served(f"http://127.0.0.1:{port}", name, journal, process, log)
-        started.append(served)
+        self.started.append(served)
 
         def healthy() -> bool:
             if process.poll() is not None:
@@ -138,16 +140,34 @@ def serve(env_tasks: EnvTasks, tmp_path: Path, docker_client: Any
         wait_for(healthy, 60, "the server answering /health")
         return served
 
-    yield start
-    for served in started:
-        if served.process.poll() is None:
-            served.process.send_signal(signal.SIGINT)
-            try:
-                served.process.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                served.process.kill()
-        wait_for(lambda s=served: not s.containers(docker_client), 60,
-                 f"no container of {served.namespace} left")
+    def stop_all(self) -> None:
+        for served in self.started:
+            if served.process.poll() is None:
+                served.process.send_signal(signal.SIGINT)
+                try:
+                    served.process.wait(timeout=60)
+                except subprocess.TimeoutExpired:
+                    served.process.kill()
+            wait_for(lambda s=served: not s.containers(self.docker), 60,
+                     f"no container of {served.namespace} left")
+
+
+@pytest.fixture
+def serve(env_tasks: EnvTasks, tmp_path: Path, docker_client: Any
+          ) -> Iterator[Callable[..., Served]]:
+    """Start ``repogym env serve`` on the tasks (``serve(sessions=8, ...)``); each server
+    is stopped after the test, and must leave no container behind."""
+    servers = Servers(env_tasks.root, tmp_path, docker_client)
+    yield servers.start
+    servers.stop_all()
+
+
+@pytest.fixture(scope="module")
+def served(env_tasks: EnvTasks, tmp_path_factory, docker_client: Any) -> Iterator[Served]:
+    """One server (8 sessions) for a module's tests; stopped after them, leaving nothing."""
+    servers = Servers(env_tasks.root, tmp_path_factory.mktemp("served"), docker_client)
+    yield servers.start(sessions=8)
+    servers.stop_all()
 
 
 def run_policies(python: Path, served: Served, plans: list[dict[str, Any]], tmp_path: Path,

@@ -26,8 +26,7 @@ def added_lines(diff: str) -> list[str]:
 
 
 def test_oracle_scores_1_and_noop_0_in_two_languages_in_eight_sessions_at_once(
-        serve, env_tasks, openenv_python, tmp_path):
-    served = serve(sessions=8)
+        served, env_tasks, openenv_python, tmp_path):
     plans = [{"task_id": row.instance_id, "policy": policy, "patch": row.patch,
               "by_write": i % 2 == 1}  # half the oracles read, edit and write the files
              for i, row in enumerate(env_tasks.rows) for policy in ("oracle", "noop")]
@@ -38,13 +37,12 @@ def test_oracle_scores_1_and_noop_0_in_two_languages_in_eight_sessions_at_once(
                    for p in plans}, [(r["task_id"], r["policy"], r["error"]) for r in results]
     assert all(r["done"] and r["ended_by"] == "submit" and r["state"]["done"] for r in results)
     journal = {(e["task_id"], e["reward"]) for e in served.journal_lines()}
-    assert journal == {(p["task_id"], 1.0 if p["policy"] == "oracle" else 0.0) for p in plans}
+    assert journal >= {(p["task_id"], 1.0 if p["policy"] == "oracle" else 0.0) for p in plans}
     pool = httpx.get(f"{served.url}/pool").json()
     assert pool["leased"] == 0 and pool["discarded"] == 0 and pool["size"] <= 8, pool
 
 
-def test_concurrent_sessions_never_share_a_sandbox(serve, env_tasks, openenv_python, tmp_path):
-    served = serve(sessions=8)
+def test_concurrent_sessions_never_share_a_sandbox(served, env_tasks, openenv_python, tmp_path):
     task = env_tasks.python.synthetic.instance_id
     plans = [{"task_id": task, "policy": "marker", "token": f"token{i:02d}"} for i in range(8)]
     results = run_policies(openenv_python, served, plans, tmp_path)
@@ -58,8 +56,8 @@ def test_concurrent_sessions_never_share_a_sandbox(serve, env_tasks, openenv_pyt
     assert pool["opened"] == opened and pool["reused"] >= 2, pool
 
 
-def test_a_snooping_policy_learns_nothing_of_the_fix(serve, env_tasks, openenv_python, tmp_path):
-    served = serve(sessions=2)
+def test_a_snooping_policy_learns_nothing_of_the_fix(served, env_tasks, openenv_python,
+                                                     tmp_path):
     mined = [env_tasks.python.mined, env_tasks.js.mined]
     plans = [{"task_id": row.instance_id, "policy": "snoop"} for row in mined]
     results = run_policies(openenv_python, served, plans, tmp_path)
@@ -76,8 +74,7 @@ def test_a_snooping_policy_learns_nothing_of_the_fix(serve, env_tasks, openenv_p
         assert result["reward"] == 0.0
 
 
-def test_the_actions_are_listed_as_mcp_tools_and_published_in_the_schema(serve):
-    served = serve(sessions=1)
+def test_the_actions_are_listed_as_mcp_tools_and_published_in_the_schema(served):
     listed = httpx.post(f"{served.url}/mcp", json={
         "jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}).json()
     names = {tool["name"] for tool in listed["result"]["tools"]}
@@ -125,9 +122,8 @@ def test_a_killed_server_keeps_every_reward_it_gave_and_leaves_no_container(
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "trl_rollout.py"
 
 
-def test_the_trl_style_example_rolls_out_and_rewards(serve, env_tasks, openenv_python,
+def test_the_trl_style_example_rolls_out_and_rewards(served, env_tasks, openenv_python,
                                                      tmp_path):
-    served = serve(sessions=2)
     fixed, untouched = env_tasks.python.synthetic, env_tasks.js.synthetic
     answers = tmp_path / "answers.json"
     answers.write_text(json.dumps({
