@@ -29,7 +29,9 @@ def test_a_batch_gets_verify_s_rewards_in_order_from_warm_sandboxes(real_tasks):
     patches = [rows[0].patch, "", rows[2].patch, rows[3].patch]
     pool = SandboxPool(get_provider("docker", Settings(), namespace="rg-test-batch"),
                        max_size=2)
-    items = verify_batch(rows, patches, workers=2, pool=pool)
+    import repogym
+
+    items = repogym.verify_batch(rows, patches, workers=2, pool=pool)
     assert [i.instance_id for i in items] == [r.instance_id for r in rows]
     assert [i.reward for i in items] == [1.0, 0.0, 1.0, 1.0]
     assert [i.reward for i in items] == [
