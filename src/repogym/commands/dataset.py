@@ -115,3 +115,51 @@ def compact(table: Optional[str] = typer.Option(None, help="tasks, rejected or i
         typer.echo(f"{p.table}/{p.repo}: {p.replaced} files -> 1 ({p.rows} rows)")
     typer.echo(f"compacted {len(result.partitions)} partition(s), "
                f"{result.files_removed} file(s) fewer")
+
+
+@app.command("split")
+def split(name: str = typer.Argument(..., help="The split set's name, e.g. v1-time."),
+          snapshot: str = typer.Option(..., help="The snapshot to split (splits are stored "
+                                                 "in it)."),
+          cutoff: Optional[str] = typer.Option(
+              None, help="ISO date: eval tasks only from mined commits authored after it."),
+          eval_fraction: float = typer.Option(0.2, help="Share of groups for eval when no "
+                                                        "cutoff is given."),
+          validation_share: float = typer.Option(0.5, help="Share of eval groups that go to "
+                                                           "validation (the rest: test)."),
+          group_by: str = typer.Option("function", help="function, file or repo: tasks "
+                                                        "that stay together."),
+          threshold: float = typer.Option(0.5, help="Near-duplicate threshold (Jaccard)."),
+          reference: Optional[Path] = typer.Option(
+              None, help="JSONL of {id, statement, patch}: tasks overlapping it stay out of "
+                         "eval."),
+          dataset: Optional[Path] = DATASET_OPTION) -> None:
+    """Write train/validation/test splits into a snapshot, near-duplicates kept together
+    and reference overlaps kept out of eval; print the counts."""
+    from datetime import datetime
+
+    from repogym.datasets.overlap import load_reference
+    from repogym.datasets.snapshots import check_name, read_snapshot_rows, snapshots_dir
+    from repogym.datasets.splits import GroupBy, SplitSettings, plan_splits, write_plan
+    from repogym.errors import InputError
+
+    root = _root(dataset)
+    with _errors():
+        try:
+            when = datetime.fromisoformat(cutoff) if cutoff else None
+            by = GroupBy(group_by)
+        except ValueError as exc:
+            raise InputError(f"bad --cutoff or --group-by: {exc}") from exc
+        check_name(name)
+        rows = read_snapshot_rows(root, snapshot)
+        ref = load_reference(reference) if reference else []
+        settings = SplitSettings(cutoff=when, eval_fraction=eval_fraction,
+                                 validation_share=validation_share, group_by=by,
+                                 threshold=threshold)
+        plan = plan_splits(rows, settings, name=name, snapshot=snapshot, reference=ref,
+                           reference_name=str(reference) if reference else None)
+        path = write_plan(snapshots_dir(root) / snapshot, plan)
+    counts = ", ".join(f"{k} {v}" for k, v in plan.counts.items())
+    typer.echo(f"split {name} of {snapshot}: {counts}; {plan.suspects} suspect(s) kept out "
+               f"of eval; near-duplicate rate {plan.near_duplicate_rate:.1%}")
+    typer.echo(str(path))
