@@ -252,7 +252,12 @@ def test_one_hostile_file_among_good_tests_still_makes_tasks(corpus, tmp_path):
     rows = DatasetStore(corpus.settings.out).rows("tasks", repo=summary.repo)
     listed = {t for r in rows for t in (*r.FAIL_TO_PASS, *r.PASS_TO_PASS)}
     assert listed and not listed & hostile
-    assert 0 < seen.max_procs <= PIDS and seen.disk_used_mb < DISK_MB + 400
+    assert 0 < seen.max_procs <= PIDS
+    # the disk filler was stopped by the sandbox's own guard at its limit (the host's free
+    # space is no measure here: this run builds an env image, and other tests running at
+    # the same time build theirs)
+    filler = summary.set_aside["tests/test_hostile.py::test_disk_filler"]
+    assert f"more than its disk limit ({DISK_MB} MB)" in filler, filler
     assert corpus.listener.received == []
     assert_clean(corpus)
 
