@@ -22,15 +22,16 @@ from __future__ import annotations
 import secrets
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from repogym.config import Settings
 from repogym.datasets.store import DatasetStore
 from repogym.errors import RepogymError
-from repogym.pipeline import RunSummary, run_repo
+from repogym.pipeline import Hooks, RunSummary, baseline_in, run_repo
 from repogym.sandboxes.docker import DockerProvider, cleanup_images
-from repogym.schemas.records import RepoSpec
+from repogym.schemas.records import Baseline, RepoSpec
 from repogym.toolchains import PythonToolchain
 from tests.hostile.conftest import (
     CASES,
@@ -242,13 +243,21 @@ def test_one_hostile_file_among_good_tests_still_makes_tasks(corpus, tmp_path):
                                           corpus.listener.port))
     # a suite's worth of time (the corpus's 8 s is one hostile test's), each test 4 s at most
     settings = corpus.settings.model_copy(update={"test_timeout": 120.0, "per_test_timeout": 4.0})
+    baselines: list[Baseline] = []
+
+    def baseline(*args: Any) -> Baseline:
+        baselines.append(baseline_in(*args))
+        return baselines[-1]
+
     with Observer() as seen:
-        summary = run_repo(RepoSpec(source=str(src)), settings, provider=corpus.provider)
+        summary = run_repo(RepoSpec(source=str(src)), settings, provider=corpus.provider,
+                           hooks=Hooks(baseline=baseline))
     hostile = {f"tests/test_hostile.py::{name}" for name in SUITE_TESTS}
-    assert set(summary.set_aside) == hostile, summary.set_aside
+    assert set(summary.set_aside) == hostile, baseline_account(baselines[0])
     print("\nset aside:", *(f"{t}: {w}" for t, w in sorted(summary.set_aside.items())),
           sep="\n  ")
-    assert summary.baseline_passing == 6 and summary.accepted >= 1, summary
+    assert summary.baseline_passing == 6 and summary.accepted >= 1, (
+        summary, baseline_account(baselines[0]))
     rows = DatasetStore(corpus.settings.out).rows("tasks", repo=summary.repo)
     listed = {t for r in rows for t in (*r.FAIL_TO_PASS, *r.PASS_TO_PASS)}
     assert listed and not listed & hostile
@@ -260,6 +269,15 @@ def test_one_hostile_file_among_good_tests_still_makes_tasks(corpus, tmp_path):
     assert f"more than its disk limit ({DISK_MB} MB)" in filler, filler
     assert corpus.listener.received == []
     assert_clean(corpus)
+
+
+def baseline_account(base: Baseline) -> str:
+    """Every test of a baseline, one a line: its outcome, time and why it was set aside."""
+    return "baseline per test:\n" + "\n".join(
+        f"  {t}: {o.value} in {base.durations.get(t, 0.0):.2f}s"
+        f"{' (flaky)' if t in base.flaky else ''}"
+        f"{' -- set aside: ' + base.misbehaving[t] if t in base.misbehaving else ''}"
+        for t, o in sorted(base.outcomes.items()))
 
 
 def test_corpus_run_continues_with_a_normal_repo(corpus):

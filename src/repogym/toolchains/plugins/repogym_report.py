@@ -385,7 +385,9 @@ def _check_runner(session, when):
 # -- per-test time limits -------------------------------------------------------------------
 
 _CLOCK = [None]  # (nodeid, deadline, limit, stage) of the running test, replaced whole
-_TIMED_OUT = [False]  # the running test was interrupted at its limit
+_TIMED_OUT = [False]  # the running test ran past its limit (its timeout event is written)
+_INTERRUPTED = [False]  # ... and the interrupt was raised in one of its phases
+_IN_PHASE = [False]  # the main thread is in the running test's setup, call or teardown
 _WATCHING = [False]
 _GRACE = _float((_LIMITS or {}).get("grace") or 1.0)
 
@@ -401,19 +403,20 @@ def _watchdog():
     while True:
         _B.sleep(0.02)
         state = _CLOCK[0]
-        if state is None or _B.monotonic() < state[1]:
+        if state is None:
             continue
         nodeid, deadline, limit, stage = state
-        hard = stage == 1
-        if not hard:
-            _CLOCK[0] = (nodeid, deadline + _GRACE, limit, 1)
-        _emit({"event": "timeout", "nodeid": nodeid, "limit": limit, "hard": hard})
-        if not hard:
-            try:
-                _B.pthread_kill(_MAIN_THREAD, signal.SIGALRM)
-            except OSError:
-                pass
+        if stage == 1 and not _INTERRUPTED[0]:
+            _interrupt()  # it has not landed in a phase of the test yet: again
+        if _B.monotonic() < deadline or _CLOCK[0] is not state:  # not yet, or the test ended
             continue
+        if stage == 0:
+            _CLOCK[0] = (nodeid, deadline + _GRACE, limit, 1)
+            _TIMED_OUT[0] = True
+            _emit({"event": "timeout", "nodeid": nodeid, "limit": limit, "hard": False})
+            _interrupt()
+            continue
+        _emit({"event": "timeout", "nodeid": nodeid, "limit": limit, "hard": True})
         try:
             if _before is not None:  # what it started outside the process group dies too
                 _reap(_before)
@@ -422,18 +425,51 @@ def _watchdog():
             _B.exit(137)
 
 
+def _interrupt():
+    try:
+        _B.pthread_kill(_MAIN_THREAD, signal.SIGALRM)
+    except OSError:
+        pass
+
+
 def _on_alarm(signum, frame):
+    """Interrupt a test past its limit, but only inside one of its phases: there pytest
+    turns the exception into that phase's report; raised in pytest's own code between the
+    phases (a slow reporting hook, a starved CPU) it would end the session with an
+    internal error, and every test after this one would silently not run. Elsewhere the
+    watchdog sends the signal again until it lands in a phase, the test ends (it ran past
+    its limit all the same: its timeout event is written) or the grace runs out."""
     state = _CLOCK[0]
-    if state is not None and state[3] == 1:
-        _TIMED_OUT[0] = True
+    if state is None or state[3] != 1:
+        if _callable(_PREVIOUS_ALARM):
+            _PREVIOUS_ALARM(signum, frame)
+        return
+    if _IN_PHASE[0] and not _INTERRUPTED[0]:
+        _INTERRUPTED[0] = True
         raise _Failed(f"Timeout: the test ran past its limit of {state[2]:.1f}s", pytrace=False)
-    if _callable(_PREVIOUS_ALARM):
-        _PREVIOUS_ALARM(signum, frame)
 
 
 _PREVIOUS_ALARM = None
 if _LIMITS:
     _PREVIOUS_ALARM = _B.signal(signal.SIGALRM, _on_alarm)
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_setup(item):
+    _IN_PHASE[0] = True
+    try:
+        yield
+    finally:
+        _IN_PHASE[0] = False
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_teardown(item, nextitem):
+    _IN_PHASE[0] = True
+    try:
+        yield
+    finally:
+        _IN_PHASE[0] = False
 
 
 def _arm(nodeid):
@@ -536,12 +572,14 @@ def pytest_load_initial_conftests(early_config, parser, args):
 
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
 def pytest_runtest_call(item):
+    _IN_PHASE[0] = True
     _expect_body(item)
     if type(item).runtest is not _FUNCTION_RUNTEST:  # unittest items: watch from here
         _watch_body()
     try:
         yield
     finally:
+        _IN_PHASE[0] = False
         _stop_watching_body()
         _TARGET[0] = None
         _BODIES[item.nodeid] = _BODY["seen"]
@@ -796,7 +834,7 @@ def pytest_runtest_protocol(item, nextitem):
     global _current, _before
     _effects.clear()
     _before = None
-    _TIMED_OUT[0] = False
+    _TIMED_OUT[0] = _INTERRUPTED[0] = False
     _current = item.nodeid
     _emit({"event": "begin", "nodeid": item.nodeid})
     _arm(item.nodeid)
