@@ -6,9 +6,8 @@ when only the passing tests run, as the judge runs them), the misbehaving set (t
 side effects in any run: network beyond loopback, writes outside the work tree, processes
 left running; they pass only as far as the sandbox lets them, so no task lists them), each
 test's first outcome and mean duration.
-A run the report cannot vouch for (timed out, died, inconsistent, or finished with tests it
-collected never run) is an infrastructure failure, and a repository that collects no test
-at all is bad input.
+A run the report cannot vouch for (timed out, died, inconsistent) is an infrastructure
+failure, and a repository that collects no test at all is bad input.
 """
 
 from __future__ import annotations
@@ -119,11 +118,6 @@ def _check_run(run: TestRun, repo: str, index: int) -> None:
         if run.culprits:
             why += f" (after setting aside {', '.join(run.culprits)})"
         raise TestRunError(f"{repo}: baseline run {index + 1}: {why}\n{run.log_tail[-1500:]}")
-    ran = len(set(run.results) - set(run.collection_errors))
-    if run.finished and ran < run.collected:  # e.g. the runner broke down half-way
-        raise TestRunError(f"{repo}: baseline run {index + 1} ended after {ran} of the "
-                           f"{run.collected} tests it collected; the rest never ran\n"
-                           f"{run.log_tail[-1500:]}")
 
 
 def fold_runs(runs: list[TestRun], *, repo: str, commit: str, image: str,
