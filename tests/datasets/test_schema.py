@@ -62,7 +62,7 @@ REQUIRED_COLUMNS: dict[str, pa.DataType] = {
     "FAIL_TO_PASS": pa.list_(pa.string()), "PASS_TO_PASS": pa.list_(pa.string()),
     "kind": pa.string(), "generator": pa.string(), "mutator": pa.string(),
     "status": pa.string(), "reason": pa.string(), "detail": pa.string(),
-    "evidence": pa.string(), "judge_seconds": pa.float64(),
+    "evidence": pa.string(), "judge_seconds": pa.float64(), "confidence": pa.float64(),
     "created_at": pa.timestamp("us", tz="UTC"), "schema_version": pa.int16(),
     "pipeline_version": pa.string(),
 }
@@ -77,7 +77,7 @@ def test_schema_has_column_with_type(name: str) -> None:
 
 def test_schema_version_in_metadata() -> None:
     assert TASK_SCHEMA.metadata[SCHEMA_VERSION_KEY] == str(SCHEMA_VERSION).encode()
-    assert schema_version_of(TASK_SCHEMA) == SCHEMA_VERSION == 2
+    assert schema_version_of(TASK_SCHEMA) == SCHEMA_VERSION == 3
     assert schema_version_of(pa.schema([])) is None
 
 

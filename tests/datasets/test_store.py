@@ -15,7 +15,7 @@ import pytest
 import repogym.datasets.store as store_module
 from repogym.datasets import DatasetStore, TableName, WriteResult, partition_dirname, read_part
 from repogym.errors import DatasetError
-from repogym.schemas import SCHEMA_VERSION_KEY, TASK_SCHEMA, Status, TaskRow
+from repogym.schemas import SCHEMA_VERSION, SCHEMA_VERSION_KEY, TASK_SCHEMA, Status, TaskRow
 from tests.datasets.test_schema import make_judged
 
 
@@ -137,7 +137,7 @@ def test_partition_dirs_and_repo_column_inside_files(store: DatasetStore) -> Non
         single = pq.read_table(path)  # one file on its own, no partition discovery
         assert "repo" in single.column_names
         assert set(single.column("repo").to_pylist()) <= {"acme__calc", "org/other"}
-        assert single.schema.metadata[SCHEMA_VERSION_KEY] == b"2"
+        assert single.schema.metadata[SCHEMA_VERSION_KEY] == str(SCHEMA_VERSION).encode()
 
 
 def test_read_one_repo(store: DatasetStore) -> None:
@@ -210,8 +210,9 @@ def test_temp_files_of_other_writers_under_the_root_are_left_alone(store: Datase
 
 # -- versions and corruption ------------------------------------------------------------
 
-def _plant(store: DatasetStore, table: pa.Table, name: str = "part-planted.parquet") -> Path:
-    directory = store.root / "tasks" / partition_dirname("acme__calc")
+def _plant(store: DatasetStore, table: pa.Table, name: str = "part-planted.parquet",
+           table_name: str = "tasks") -> Path:
+    directory = store.root / table_name / partition_dirname("acme__calc")
     directory.mkdir(parents=True, exist_ok=True)
     pq.write_table(table, directory / name)
     return directory / name
@@ -228,7 +229,7 @@ def test_unknown_schema_version_is_refused(store: DatasetStore) -> None:
             call()
         message = str(info.value)
         assert str(path) in message and "schema version 99" in message
-        assert "only schema versions 1, 2" in message
+        assert "only schema versions 1, 2, 3" in message
 
 
 def test_a_version_1_file_reads_as_python_tasks_and_merges_into_the_current_version(
@@ -236,7 +237,8 @@ def test_a_version_1_file_reads_as_python_tasks_and_merges_into_the_current_vers
     """Before schema version 2 there was no ``language`` column: every task was Python."""
     store.write([make_judged(0)])
     current = store.read()
-    old = current.drop_columns(["language"]).replace_schema_metadata({SCHEMA_VERSION_KEY: b"1"})
+    old = current.drop_columns(["language", "confidence"]).replace_schema_metadata(
+        {SCHEMA_VERSION_KEY: b"1"})
     for path in parquet_files(store.root):
         path.unlink()
     _plant(store, old)
@@ -245,8 +247,30 @@ def test_a_version_1_file_reads_as_python_tasks_and_merges_into_the_current_vers
     store.write([make_judged(1)])  # a current file beside it: compaction merges the two
     store.compact()
     (path,) = parquet_files(store.root / "tasks")
-    assert pq.read_table(path).schema.metadata[SCHEMA_VERSION_KEY] == b"2"
+    assert pq.read_table(path).schema.metadata[SCHEMA_VERSION_KEY] == str(SCHEMA_VERSION).encode()
     assert [r.language for r in store.rows()] == ["python", "python"]
+
+
+def test_a_version_2_file_reads_its_confidence_from_its_evidence(store: DatasetStore) -> None:
+    """Before schema version 3 there was no ``confidence`` column: an accepted row's is read
+    from what its evidence says (``oracle``: ``reran x3``; ``probes_passed``), a rejected
+    row's is 0."""
+    accepted = make_judged(0)
+    verdict = accepted.verdict.model_copy(update={"evidence": {
+        "oracle": "reran x3", "probes_passed": "14 probes on acme__calc.x"}})
+    rejected = make_judged(1, status=Status.reject)
+    store.write([accepted.model_copy(update={"verdict": verdict}), rejected])
+    for table in ("tasks", "rejected"):
+        current = pa.concat_tables([pq.read_table(p) for p in parquet_files(store.root / table)])
+        old = current.drop_columns(["confidence"]).replace_schema_metadata(
+            {SCHEMA_VERSION_KEY: b"2"})
+        for path in parquet_files(store.root / table):
+            path.unlink()
+        _plant(store, old, table_name=table)
+    (row,) = store.rows()
+    assert row.confidence == row.confidence_record.score == round(1 - 0.5 ** 4, 4)
+    assert row.confidence_record.probes == 14
+    assert store.read("rejected").column("confidence").to_pylist() == [0.0]
 
 
 def test_file_without_version_is_refused(store: DatasetStore) -> None:
@@ -291,7 +315,7 @@ def test_manifest_counts(store: DatasetStore) -> None:
     assert first is not None
     store.write([make_judged(6, repo="b"), make_judged(1, repo="a")])
     m = store.manifest()
-    assert m is not None and m.schema_version == 2 and m.pipeline_version
+    assert m is not None and m.schema_version == SCHEMA_VERSION and m.pipeline_version
     assert m.updated_at >= first.updated_at
     tasks, rejected, infra = m.tables["tasks"], m.tables["rejected"], m.tables["infra"]
     assert (tasks.rows, tasks.files, tasks.repos) == (4, 3, {"a": 2, "b": 2})

@@ -75,6 +75,7 @@ from repogym.schemas.arrow import (
     SCHEMA_VERSION_KEY,
     TASK_SCHEMA,
     UPGRADES,
+    Derived,
     TaskRow,
     pipeline_version,
     table_from_rows,
@@ -191,17 +192,27 @@ def read_part(path: Path, columns: Sequence[str] | None = None) -> pa.Table:
         with pq.ParquetFile(path) as pf:
             version = _check_schema(path, pf.schema_arrow, names)
             added = UPGRADES.get(version, {})
-            stored = [n for n in names if n not in added]
+            needed = [n for v in added.values() if isinstance(v, Derived) for n in v.needs]
+            stored = list(dict.fromkeys(n for n in [*names, *needed] if n not in added))
             table = pf.read(columns=stored)
             for name in names:
                 if name in added:
-                    table = table.append_column(name, pa.array([added[name]] * table.num_rows,
-                                                                TASK_SCHEMA.field(name).type))
+                    table = table.append_column(name, _upgraded(table, added[name], name))
             return table.select(names).cast(target)
     except FileNotFoundError as exc:
         raise PartFileGone(f"{path}: part file vanished (replaced by a compaction?)") from exc
     except (pa.ArrowException, OSError) as exc:
         raise DatasetError(f"{path}: not a readable repogym Parquet file ({exc})") from exc
+
+
+def _upgraded(table: pa.Table, value: object, name: str) -> pa.Array:
+    """The column ``name`` an older file lacks: ``value`` in every row, or computed per
+    row when it is :class:`Derived`."""
+    type_ = TASK_SCHEMA.field(name).type
+    if isinstance(value, Derived):
+        rows = table.select(list(value.needs)).to_pylist()
+        return pa.array([value.compute(row) for row in rows], type_)
+    return pa.array([value] * table.num_rows, type_)
 
 
 def _check_schema(path: Path, schema: pa.Schema, names: list[str]) -> int:

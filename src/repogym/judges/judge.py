@@ -57,6 +57,7 @@ from repogym.limits import TimePolicy, policy_for
 from repogym.patches import carried_lines, changed_lines, patch_paths, reverse_diff
 from repogym.sandboxes.base import Sandbox
 from repogym.schemas.calls import StatementEvidence
+from repogym.schemas.confidence import confidence_evidence, confidence_of
 from repogym.schemas.reasons import Reason
 from repogym.schemas.records import (
     Baseline,
@@ -176,7 +177,7 @@ class Judge:
                           protected_files=self.baseline.plugin_files)
         evidence: StatementEvidence | None = None
         try:
-            verdict = self._probe(cand, verdict)
+            verdict = self._with_confidence(self._probe(cand, verdict))
             evidence = self.statement_evidence(cand, verdict, broken)
         except InfraError as exc:
             verdict = verdict.model_copy(update={
@@ -188,6 +189,17 @@ class Judge:
                                                  "detail": r.detail})
             evidence = None
         return Judgement(verdict.model_copy(update={"seconds": _since(start)}), broken, evidence)
+
+    def _with_confidence(self, verdict: Verdict) -> Verdict:
+        """The verdict with the checks behind it recorded (:mod:`repogym.schemas.confidence`):
+        its oracle and broken runs and probes (from its evidence), the baseline's runs and
+        flaky share, a probe that scored."""
+        conf = confidence_of(verdict.evidence).model_copy(update={
+            "baseline_runs": self.baseline.runs, "baseline_tests": len(self.baseline.outcomes),
+            "baseline_flaky": len(self.baseline.flaky),
+            "probes_scored": int(Reason.of(verdict.reason) is Reason.probe)})
+        return verdict.model_copy(update={
+            "evidence": {**verdict.evidence, **confidence_evidence(conf)}})
 
     def statement_evidence(self, cand: Candidate, verdict: Verdict,
                            broken: TestRun) -> StatementEvidence:

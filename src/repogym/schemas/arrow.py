@@ -44,6 +44,10 @@ evidence            string (JSON object)         the judge's evidence (str -> st
                                                  ``protected_files`` (a JSON list: runner
                                                  plugin modules) among them
 judge_seconds       float64                      wall time the judge spent on the candidate
+confidence          float64                      how sure we are of the task, in [0, 1]
+                                                 (:mod:`repogym.schemas.confidence`: the
+                                                 checks behind it are in ``evidence``'s
+                                                 ``confidence``); 0 for a rejection
 created_at          timestamp[us, tz=UTC]        when the verdict was made
 schema_version      int16                        :data:`SCHEMA_VERSION` the row was written with
 pipeline_version    string                       ``repogym.__version__`` of the writer ("0" if
@@ -64,11 +68,12 @@ from __future__ import annotations
 import importlib
 import json
 from datetime import datetime, timezone
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping, NamedTuple
 
 import pyarrow as pa
 from pydantic import Field, field_validator
 
+from repogym.schemas.confidence import Confidence, confidence_of, confidence_score
 from repogym.schemas.records import (
     Candidate,
     CandidateKind,
@@ -79,13 +84,35 @@ from repogym.schemas.records import (
     Verdict,
 )
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 SCHEMA_VERSION_KEY = b"repogym.schema_version"
-READABLE_VERSIONS = (1, 2)
+READABLE_VERSIONS = (1, 2, 3)
 """Versions a reader accepts; older rows are upgraded as they are read (:data:`UPGRADES`)."""
-UPGRADES: dict[int, dict[str, str]] = {1: {"language": "python"}}
-"""Per older version, the columns it lacks and the value its rows get (1: before
-``language``, every task was Python)."""
+
+
+class Derived(NamedTuple):
+    """A column an older file lacks, computed for each of its rows from columns it has."""
+
+    needs: tuple[str, ...]
+    compute: Callable[[Mapping[str, Any]], Any]
+
+
+def _confidence_of_row(row: Mapping[str, Any]) -> float:
+    if row.get("status") != Status.accept.value:
+        return 0.0
+    raw = row.get("evidence") or "{}"
+    return confidence_score(json.loads(raw) if isinstance(raw, str) else raw)
+
+
+CONFIDENCE_FROM_EVIDENCE = Derived(("evidence", "status"), _confidence_of_row)
+UPGRADES: dict[int, dict[str, Any]] = {
+    1: {"language": "python", "confidence": CONFIDENCE_FROM_EVIDENCE},
+    2: {"confidence": CONFIDENCE_FROM_EVIDENCE},
+}
+"""Per older version, the columns it lacks and the value its rows get: a constant, or a
+:class:`Derived` value (1: before ``language``, every task was Python; 1 and 2: before
+``confidence``, it is read from the row's evidence as :mod:`repogym.schemas.confidence`
+reads older evidence)."""
 
 JSON_COLUMNS: tuple[str, ...] = ("provenance", "evidence")
 TIME_LIMITS_KEY = "time_limits"
@@ -124,6 +151,7 @@ TASK_SCHEMA: pa.Schema = pa.schema(
         _field("detail", _STR),
         _field("evidence", _STR),
         _field("judge_seconds", pa.float64()),
+        _field("confidence", pa.float64()),
         _field("created_at", pa.timestamp("us", tz="UTC")),
         _field("schema_version", pa.int16()),
         _field("pipeline_version", _STR),
@@ -179,6 +207,7 @@ class TaskRow(Record):
     detail: str
     evidence: dict[str, str]
     judge_seconds: float
+    confidence: float = Field(0.0, ge=0.0, le=1.0)
     created_at: datetime
     schema_version: int
     pipeline_version: str
@@ -236,9 +265,26 @@ class TaskRow(Record):
             FAIL_TO_PASS=v.fail_to_pass, PASS_TO_PASS=v.pass_to_pass, kind=c.kind,
             generator=c.generator, mutator=c.mutator, files=c.files, lines=c.lines,
             provenance=c.provenance, status=v.status, reason=v.reason, detail=v.detail,
-            evidence=evidence_of(v), judge_seconds=v.seconds, created_at=judged.created_at,
+            evidence=(evidence := evidence_of(v)), judge_seconds=v.seconds,
+            confidence=confidence_score(evidence) if v.status is Status.accept else 0.0,
+            created_at=judged.created_at,
             schema_version=SCHEMA_VERSION, pipeline_version=pipeline_version(),
         )
+
+    def with_evidence(self, update: Mapping[str, str], **fields: Any) -> TaskRow:
+        """This row with ``update`` merged into its evidence (and ``fields`` set), its
+        confidence read again from the new evidence, stamped with the current versions."""
+        evidence = {**self.evidence, **update}
+        return self.model_copy(update={
+            **fields, "evidence": evidence, "schema_version": SCHEMA_VERSION,
+            "pipeline_version": pipeline_version(),
+            "confidence": (confidence_score(evidence)
+                           if fields.get("status", self.status) is Status.accept else 0.0)})
+
+    @property
+    def confidence_record(self) -> Confidence:
+        """The checks behind :attr:`confidence` (see :mod:`repogym.schemas.confidence`)."""
+        return confidence_of(self.evidence)
 
     def to_arrow_row(self) -> dict[str, Any]:
         """A dict of plain Python values, keyed and ordered like :data:`TASK_SCHEMA`."""

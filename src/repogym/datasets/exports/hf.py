@@ -38,7 +38,8 @@ def features() -> Any:
     feats.update({
         "FAIL_TO_PASS": seq(ds.Value("string")), "PASS_TO_PASS": seq(ds.Value("string")),
         "files": seq(ds.Value("string")), "lines": seq(ds.Value("int32")),
-        "judge_seconds": ds.Value("float64"), "created_at": ds.Value("timestamp[us, tz=UTC]"),
+        "judge_seconds": ds.Value("float64"), "confidence": ds.Value("float64"),
+        "created_at": ds.Value("timestamp[us, tz=UTC]"),
         "schema_version": ds.Value("int16"),
     })
     from repogym.schemas.arrow import TASK_SCHEMA
