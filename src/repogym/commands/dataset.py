@@ -4,6 +4,8 @@
     repogym dataset snapshots [--dataset DIR]       list the snapshots, oldest first
     repogym dataset show [NAME] [--dataset DIR]     the store's manifest, or NAME's, as JSON
     repogym dataset compact [--table T] [--repo R]  merge each partition's part files
+    repogym dataset reverify [--repo R] [--workers N]  grade every task's gold and empty patch
+                                                    again; retire those that no longer hold
 
 ``--dataset`` defaults to ``Settings().out`` (``REPOGYM_OUT``). Results go to stdout;
 errors are one line ``error: ...`` on stderr with exit code 1 (2 for bad usage).
@@ -95,7 +97,7 @@ def show(name: Optional[str] = typer.Argument(None, help="A snapshot (default: t
 
 
 @app.command("compact")
-def compact(table: Optional[str] = typer.Option(None, help="tasks, rejected or infra (default: all)."),
+def compact(table: Optional[str] = typer.Option(None, help="tasks, rejected, infra or retired (default: all)."),
             repo: Optional[str] = typer.Option(None, help="One repository (default: all)."),
             dataset: Optional[Path] = DATASET_OPTION) -> None:
     """Merge each partition's part files into one (snapshots are not affected)."""
@@ -115,6 +117,30 @@ def compact(table: Optional[str] = typer.Option(None, help="tasks, rejected or i
         typer.echo(f"{p.table}/{p.repo}: {p.replaced} files -> 1 ({p.rows} rows)")
     typer.echo(f"compacted {len(result.partitions)} partition(s), "
                f"{result.files_removed} file(s) fewer")
+
+
+@app.command("reverify")
+def reverify(repo: Optional[str] = typer.Option(None, help="One repository (default: all)."),
+             workers: int = typer.Option(2, min=1, help="Grades at a time."),
+             provider: str = typer.Option("docker", help="The sandbox provider."),
+             dataset: Optional[Path] = DATASET_OPTION) -> None:
+    """Re-verify accepted tasks in their images as they are now: the gold patch must still
+    score 1 and an empty patch 0. Tasks that no longer hold move to the `retired` table
+    (never deleted; snapshots keep theirs); the others count one more re-verification."""
+    from repogym.datasets.reverify import reverify as run_reverify
+    from repogym.datasets.store import DatasetStore
+    from repogym.errors import DatasetError
+
+    root = _root(dataset)
+    with _errors():
+        if not root.is_dir():
+            raise DatasetError(f"{root}: no dataset here")
+        report = run_reverify(DatasetStore(root), repo=repo, workers=workers,
+                              provider=provider)
+    for line in report.lines():
+        typer.echo(line)
+    if report.undecided:
+        raise typer.Exit(1)
 
 
 @app.command("split")

@@ -8,6 +8,9 @@ Layout (the schema of every part file is :data:`~repogym.schemas.arrow.TASK_SCHE
       .compaction.json                       journal of an unfinished compaction (transient)
       tasks/<repo>/part-<utc>-<hash8>.parquet      accepted tasks
       rejected/<repo>/part-<utc>-<hash8>.parquet   every other verdict, with its reason
+      infra/<repo>/part-<utc>-<hash8>.parquet      infrastructure failures (judged again)
+      retired/<repo>/part-<utc>-<hash8>.parquet    tasks that no longer hold (re-verified),
+                                                   never deleted: :meth:`DatasetStore.retire`
 
 ``<repo>`` is URI-encoded in the directory name. The partition is by directory but *not*
 hive-style (``repo=<repo>``): the ``repo`` column is stored inside every file (HF
@@ -82,8 +85,8 @@ from repogym.schemas.arrow import (
 )
 from repogym.schemas.records import Judged, Record, Status, short_hash, utcnow
 
-TableName = Literal["tasks", "rejected", "infra"]
-TABLES: tuple[TableName, ...] = ("tasks", "rejected", "infra")
+TableName = Literal["tasks", "rejected", "infra", "retired"]
+TABLES: tuple[TableName, ...] = ("tasks", "rejected", "infra", "retired")
 MANIFEST_NAME = "manifest.json"
 LOCK_NAME = ".lock"
 JOURNAL_NAME = ".compaction.json"
@@ -146,9 +149,18 @@ class CompactResult(Record):
         return sum(p.replaced - 1 for p in self.partitions)
 
 
+class RetireResult(Record):
+    """What one :meth:`DatasetStore.retire` did."""
+
+    retired: int  # rows added to ``retired`` (already there: skipped)
+    removed: int  # rows taken out of ``tasks``
+    updated: int  # rows of ``tasks`` rewritten with new evidence
+
+
 class CompactionJournal(Record):
     """The content of ``.compaction.json``: ``merged`` replaces ``replaced`` (paths relative
-    to the store's root)."""
+    to the store's root; ``merged`` is "" when nothing replaces them: every row of the
+    partition was retired)."""
 
     merged: str
     replaced: tuple[str, ...]
@@ -325,7 +337,7 @@ class DatasetStore:
         journal = self._read_journal()
         if journal is None:
             return
-        if (self.root / journal.merged).is_file():
+        if not journal.merged or (self.root / journal.merged).is_file():
             _unlink_all([self.root / rel for rel in journal.replaced])
         (self.root / JOURNAL_NAME).unlink()
         fsync_dir(self.root)
@@ -465,6 +477,85 @@ class DatasetStore:
         return CompactedPartition(table=table, repo=unquote(directory.name),
                                   replaced=len(files), rows=data.num_rows,
                                   merged=journal.merged)
+
+    # -- retirement ---------------------------------------------------------------------
+
+    def retire(self, retired: Sequence[TaskRow], updated: Sequence[TaskRow] = ()) -> RetireResult:
+        """Move tasks that no longer hold out of ``tasks`` into ``retired`` (rows as given:
+        their reason says why), and rewrite ``updated`` rows of ``tasks`` in place (a
+        re-verification that held adds to their evidence).
+
+        ``retired`` is written first; then each ``tasks`` partition concerned is rewritten
+        through the compaction journal, so a crash leaves every retired row in ``retired``
+        and at worst still in ``tasks`` (the next retire takes it out). Nothing is deleted
+        that is not in ``retired``; snapshots keep the files they hard-linked.
+
+        Raises:
+            ValueError: a row is in both lists, or an updated row is not in ``tasks``.
+            DatasetError: a part file is unreadable or of another schema version.
+        """
+        gone = {r.instance_id for r in retired}
+        new = {r.instance_id: r for r in updated}
+        if both := gone & set(new):
+            raise ValueError(f"retired and updated at once: {sorted(both)[:3]}")
+        with self.exclusive():
+            known = self.instance_ids("tasks")
+            if missing := set(new) - known:
+                raise ValueError(f"updated rows not in tasks: {sorted(missing)[:3]}")
+            plan, _ = self._plan_table("retired", retired)
+            for (table, repo), group in plan.items():
+                self._write_part(table, repo, group)
+            removed = 0
+            repos = {r.repo for r in [*retired, *updated]}
+            for repo in sorted(repos):
+                for directory in self._partition_dirs("tasks", repo):
+                    removed += self._rewrite_partition(directory, gone, new)
+            self._write_manifest()
+        return RetireResult(retired=sum(len(g) for g in plan.values()), removed=removed,
+                            updated=len(new))
+
+    def _plan_table(self, table: TableName, rows: Sequence[TaskRow]
+                    ) -> tuple[dict[tuple[TableName, str], list[TaskRow]], int]:
+        seen = self.instance_ids(table)
+        plan: dict[tuple[TableName, str], list[TaskRow]] = {}
+        skipped = 0
+        for row in rows:
+            if row.instance_id in seen:
+                skipped += 1
+                continue
+            seen.add(row.instance_id)
+            plan.setdefault((table, row.repo), []).append(row)
+        return plan, skipped
+
+    def _rewrite_partition(self, directory: Path, gone: set[str],
+                           new: dict[str, TaskRow]) -> int:
+        """One ``tasks`` partition without the ``gone`` ids and with ``new`` rows in place of
+        theirs, as one file through the compaction journal; the number of rows dropped."""
+        files = sorted(p for p in directory.iterdir() if is_part_file(p))
+        rows = [r for path, part in _first_occurrences([(p, read_part(p)) for p in files])
+                for r in rows_of(path, part)]
+        ids = {r.instance_id for r in rows}
+        if not (ids & gone or ids & set(new)):
+            return 0
+        kept = [new.get(r.instance_id, r) for r in rows if r.instance_id not in gone]
+        merged = ""
+        tmp = target = None
+        if kept:
+            data = table_from_rows([r.to_arrow_row() for r in kept])
+            target = self._new_part_path(directory, [r.instance_id for r in kept])
+            if target in files:
+                raise DatasetError(f"{target}: rewritten part file would overwrite an existing one")
+            tmp = write_temp(target, lambda t: pq.write_table(data, t))
+            merged = self._relative(target)
+        journal = CompactionJournal(merged=merged,
+                                    replaced=tuple(self._relative(p) for p in files))
+        text = journal.model_dump_json() + "\n"
+        atomic_write_with(self.root / JOURNAL_NAME, lambda t: t.write_text(text))
+        if tmp is not None and target is not None:
+            os.replace(tmp, target)
+            fsync_dir(directory)
+        self._finish_compaction()
+        return len(rows) - len(kept)
 
     def _relative(self, path: Path) -> str:
         return path.relative_to(self.root).as_posix()

@@ -36,6 +36,8 @@ class Reason(str, Enum):
     llm_judge = "llm_judge"  # the LLM judge doubts it
     # not a verdict about the candidate: judged again on the next run
     infra = "infra"
+    # once accepted, no longer holds (re-verification): ``retired:oracle``, ``retired:no_op``
+    retired = "retired"
 
     def code(self, qualifier: str = "") -> str:
         """The reason code as the dataset keeps it: ``value`` or ``value:qualifier``."""

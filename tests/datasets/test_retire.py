@@ -1,0 +1,91 @@
+"""Retirement: tasks that no longer hold leave ``tasks`` for ``retired``, never deleted;
+snapshots keep what they froze; the rule of re-verification on real grade records."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from repogym.datasets import DatasetStore
+from repogym.datasets.reverify import RetireWhy, decide
+from repogym.datasets.snapshots import create_snapshot, read_snapshot_rows
+from repogym.datasets.verify import BatchItem
+from repogym.grading import Result
+from repogym.schemas import Status
+from repogym.schemas.reasons import Reason
+from repogym.schemas.records import Outcome
+from tests.datasets.test_schema import make_judged
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> DatasetStore:
+    s = DatasetStore(tmp_path / "data")
+    s.write([make_judged(i) for i in range(4)] + [make_judged(9, repo="other")])
+    s.write([make_judged(5)])  # a second part file in acme__calc's partition
+    return s
+
+
+def test_retired_rows_move_to_their_table_and_held_rows_are_rewritten(store: DatasetStore,
+                                                                     tmp_path: Path) -> None:
+    create_snapshot(store.root, "before")
+    rows = {r.instance_id: r for r in store.rows()}
+    ids = sorted(r.instance_id for r in rows.values() if r.repo == "acme__calc")
+    gone, kept = rows[ids[0]], rows[ids[1]]
+    retired = gone.with_evidence({}, status=Status.reject,
+                                 reason=Reason.retired.code("no_op"), detail="why")
+    held = kept.with_evidence({"reverified": "1"})
+    result = store.retire([retired], [held])
+    assert (result.retired, result.removed, result.updated) == (1, 1, 1)
+    now = {r.instance_id: r for r in store.rows()}
+    assert gone.instance_id not in now and len(now) == len(rows) - 1
+    assert now[kept.instance_id].confidence_record.reverified == 1
+    (moved,) = store.rows("retired")
+    assert moved.instance_id == gone.instance_id and moved.reason == "retired:no_op"
+    assert moved.patch == gone.patch  # the task itself is kept whole
+    assert store.manifest() is not None and store.manifest().tables["retired"].rows == 1
+    # the other repo's partition was not rewritten; the snapshot still has every task
+    assert len(store.part_files("tasks", "other")) == 1
+    assert len(store.part_files("tasks", "acme__calc")) == 1
+    assert {r.instance_id for r in read_snapshot_rows(store.root, "before")} == set(rows)
+    assert not (store.root / ".compaction.json").exists()
+    # again: nothing more to do, and the retired row is not written twice
+    assert store.retire([retired]).retired == 0 and len(store.rows("retired")) == 1
+
+
+def test_a_partition_whose_every_task_is_retired_is_left_empty(store: DatasetStore) -> None:
+    (only,) = store.rows("tasks", "other")
+    out = only.with_evidence({}, status=Status.reject, reason=Reason.retired.code("oracle"))
+    assert store.retire([out]).removed == 1
+    assert store.rows("tasks", "other") == [] and store.part_files("tasks", "other") == []
+
+
+def test_bad_input_is_refused_before_anything_is_written(store: DatasetStore) -> None:
+    row = store.rows()[0]
+    with pytest.raises(ValueError, match="retired and updated at once"):
+        store.retire([row], [row])
+    foreign = make_judged(77)
+    from repogym.schemas import TaskRow
+
+    with pytest.raises(ValueError, match="not in tasks"):
+        store.retire([], [TaskRow.from_judged(foreign)])
+    assert store.rows("retired") == []
+
+
+def _item(reward: float | None, error: str = "", failing: str = "") -> BatchItem:
+    if reward is None:
+        return BatchItem(instance_id="t", error=error or "sandbox broke")
+    outcomes = {"t::a": Outcome.passed, **({failing: Outcome.failed} if failing else {})}
+    return BatchItem(instance_id="t", result=Result(instance_id="t", reward=reward,
+                                                    resolved=reward == 1, outcomes=outcomes))
+
+
+def test_the_rule_of_reverification() -> None:
+    assert decide("t", _item(1), _item(0)).held
+    chance = decide("t", _item(0, failing="t::b"), _item(0), _item(1))
+    assert chance.held  # one failing gold run, then a passing one: chance, not retired
+    broken = decide("t", _item(0, failing="t::b"), _item(0), _item(0, failing="t::b"))
+    assert broken.retire is RetireWhy.oracle and "t::b" in broken.detail
+    assert decide("t", _item(1), _item(1)).retire is RetireWhy.no_op
+    infra = decide("t", _item(None, "docker died"), _item(0))
+    assert infra.error == "docker died" and not infra.held and infra.retire is None
