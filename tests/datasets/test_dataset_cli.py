@@ -108,3 +108,11 @@ def test_empty_or_missing_dataset(tmp_path: Path) -> None:
 def test_unknown_table_is_a_usage_error(store: DatasetStore) -> None:
     code, _, err = cli("compact", "--table", "accepted", "--dataset", str(store.root))
     assert code == 2 and "valid tables: tasks, rejected" in one_error(err)
+
+
+def test_reverify_refuses_a_missing_dataset_and_says_when_there_is_nothing(
+        store: DatasetStore, tmp_path: Path) -> None:
+    code, _, err = cli("reverify", "--dataset", str(tmp_path / "nowhere"))
+    assert code == 1 and "no dataset here" in one_error(err)
+    code, out, _ = cli("reverify", "--dataset", str(store.root), "--repo", "nobody")
+    assert code == 0 and "0 task(s) re-verified" in out

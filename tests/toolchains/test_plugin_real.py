@@ -88,6 +88,21 @@ def frozen_clock():
 '''
 
 
+def _run_with_limits(tmp_path, *, default: float, grace: float):
+    """pytest with the report plugin and these time limits in ``tmp_path``: the run as read
+    from its report, and the finished process."""
+    plugin_dir = resources.files("repogym.toolchains.plugins")
+    report, config = tmp_path / "r.jsonl", tmp_path / "cfg.json"
+    config.write_text(json.dumps({"report": str(report), "nonce": "N",
+                                  "limits": {"default": default, "grace": grace, "tests": {}}}))
+    env = {**os.environ, "PYTHONPATH": str(plugin_dir), "REPOGYM_PLUGIN_CONFIG": str(config)}
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "repogym_report", "-q",
+                           "-p", "no:cacheprovider"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=60)
+    return parse_report(report.read_text(), nonce="N", exit_code=proc.returncode,
+                        duration=1), proc
+
+
 def test_a_frozen_clock_in_tests_does_not_fool_the_time_limits(tmp_path):
     """freezegun-style clocks replace module globals that are ``time.monotonic``: the
     plugin's watchdog must keep real time (no test may time out for it, none hang)."""
@@ -95,15 +110,7 @@ def test_a_frozen_clock_in_tests_does_not_fool_the_time_limits(tmp_path):
     (tmp_path / "test_clock.py").write_text(
         "import time\n\n\ndef test_takes_a_while():\n    time.sleep(0.3)\n\n\n"
         "def test_quick():\n    assert True\n")
-    plugin_dir = resources.files("repogym.toolchains.plugins")
-    report, config = tmp_path / "r.jsonl", tmp_path / "cfg.json"
-    config.write_text(json.dumps({"report": str(report), "nonce": "N",
-                                  "limits": {"default": 1.0, "grace": 1.0, "tests": {}}}))
-    env = {**os.environ, "PYTHONPATH": str(plugin_dir), "REPOGYM_PLUGIN_CONFIG": str(config)}
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "repogym_report", "-q",
-                           "-p", "no:cacheprovider"], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=60)
-    run = parse_report(report.read_text(), nonce="N", exit_code=proc.returncode, duration=1)
+    run, proc = _run_with_limits(tmp_path, default=1.0, grace=1.0)
     assert run.passing() == {"test_clock.py::test_quick", "test_clock.py::test_takes_a_while"}, (
         run.results, proc.stdout[-1500:])
 
@@ -136,15 +143,7 @@ def test_a_limit_reached_between_a_tests_phases_does_not_end_the_session(tmp_pat
     (tmp_path / "test_edge.py").write_text(
         "import time\n\n\ndef test_near_its_limit():\n    time.sleep(0.5)\n\n\n"
         "def test_after():\n    assert True\n\n\ndef test_last():\n    assert True\n")
-    plugin_dir = resources.files("repogym.toolchains.plugins")
-    report, config = tmp_path / "r.jsonl", tmp_path / "cfg.json"
-    config.write_text(json.dumps({"report": str(report), "nonce": "N",
-                                  "limits": {"default": 1.0, "grace": 5.0, "tests": {}}}))
-    env = {**os.environ, "PYTHONPATH": str(plugin_dir), "REPOGYM_PLUGIN_CONFIG": str(config)}
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "repogym_report", "-q",
-                           "-p", "no:cacheprovider"], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=60)
-    run = parse_report(report.read_text(), nonce="N", exit_code=proc.returncode, duration=1)
+    run, proc = _run_with_limits(tmp_path, default=1.0, grace=5.0)
     assert "INTERNALERROR" not in proc.stdout + proc.stderr, proc.stdout[-1500:]
     assert run.trusted and run.finished, (run.problems, proc.stdout[-1500:])
     assert set(run.results) == {"test_edge.py::test_near_its_limit", "test_edge.py::test_after",

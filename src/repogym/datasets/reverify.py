@@ -110,6 +110,8 @@ def reverify(store: DatasetStore, *, repo: str | None = None,
     start = time.monotonic()
     wanted = None if ids is None else set(ids)
     rows = [r for r in store.rows("tasks", repo) if wanted is None or r.instance_id in wanted]
+    if not rows:  # no sandbox opened for nothing
+        return ReverifyReport(checked=0, held=(), retired=(), undecided=(), seconds=0.0)
 
     def batch(tasks: Sequence[TaskRow], patches: Sequence[str]) -> list[BatchItem]:
         return verify_batch(tasks, patches, workers=workers, pool=pool, provider=provider,

@@ -388,17 +388,23 @@ class DatasetStore:
         with self.exclusive():
             return self._write_manifest()
 
-    def _plan(self, rows: list[TaskRow]) -> tuple[dict[tuple[TableName, str], list[TaskRow]], int]:
-        seen = {t: self.instance_ids(t) for t in {table_for(r.status) for r in rows}}
+    def _plan(self, rows: Sequence[TaskRow], table: TableName | None = None
+              ) -> tuple[dict[tuple[TableName, str], list[TaskRow]], int]:
+        """Rows grouped by (table, repo) -- ``table``, else each row's by its status --
+        without those already in their table (or earlier in ``rows``); and how many were."""
+        def table_of(row: TaskRow) -> TableName:
+            return table or table_for(row.status)
+
+        seen = {t: self.instance_ids(t) for t in {table_of(r) for r in rows}}
         plan: dict[tuple[TableName, str], list[TaskRow]] = {}
         skipped = 0
         for row in rows:
-            table = table_for(row.status)
-            if row.instance_id in seen[table]:
+            target = table_of(row)
+            if row.instance_id in seen[target]:
                 skipped += 1
                 continue
-            seen[table].add(row.instance_id)
-            plan.setdefault((table, row.repo), []).append(row)
+            seen[target].add(row.instance_id)
+            plan.setdefault((target, row.repo), []).append(row)
         return plan, skipped
 
     def _write_part(self, table: TableName, repo: str, rows: list[TaskRow]) -> Path:
@@ -463,20 +469,29 @@ class DatasetStore:
             return None
         parts = _first_occurrences([(p, read_part(p)) for p in files])
         data = pa.concat_tables([part for _, part in parts])
-        target = self._new_part_path(directory, _strings(data, "instance_id"))
-        if target in files:
-            raise DatasetError(f"{target}: merged part file would overwrite an existing one")
-        tmp = write_temp(target, lambda t: pq.write_table(data, t))
-        journal = CompactionJournal(merged=self._relative(target),
+        merged = self._replace_files(directory, files, data)
+        return CompactedPartition(table=table, repo=unquote(directory.name),
+                                  replaced=len(files), rows=data.num_rows, merged=merged)
+
+    def _replace_files(self, directory: Path, files: Sequence[Path], data: pa.Table) -> str:
+        """Replace ``files`` of one partition by one file holding ``data`` (by none when it
+        has no row), through the compaction journal; the new file's relative path or ""."""
+        merged, tmp, target = "", None, None
+        if data.num_rows:
+            target = self._new_part_path(directory, _strings(data, "instance_id"))
+            if target in files:
+                raise DatasetError(f"{target}: merged part file would overwrite an existing one")
+            tmp = write_temp(target, lambda t: pq.write_table(data, t))
+            merged = self._relative(target)
+        journal = CompactionJournal(merged=merged,
                                     replaced=tuple(self._relative(p) for p in files))
         text = journal.model_dump_json() + "\n"
         atomic_write_with(self.root / JOURNAL_NAME, lambda t: t.write_text(text))
-        os.replace(tmp, target)
-        fsync_dir(directory)
+        if tmp is not None and target is not None:
+            os.replace(tmp, target)
+            fsync_dir(directory)
         self._finish_compaction()
-        return CompactedPartition(table=table, repo=unquote(directory.name),
-                                  replaced=len(files), rows=data.num_rows,
-                                  merged=journal.merged)
+        return merged
 
     # -- retirement ---------------------------------------------------------------------
 
@@ -502,7 +517,7 @@ class DatasetStore:
             known = self.instance_ids("tasks")
             if missing := set(new) - known:
                 raise ValueError(f"updated rows not in tasks: {sorted(missing)[:3]}")
-            plan, _ = self._plan_table("retired", retired)
+            plan, _ = self._plan(retired, "retired")
             for (table, repo), group in plan.items():
                 self._write_part(table, repo, group)
             removed = 0
@@ -513,19 +528,6 @@ class DatasetStore:
             self._write_manifest()
         return RetireResult(retired=sum(len(g) for g in plan.values()), removed=removed,
                             updated=len(new))
-
-    def _plan_table(self, table: TableName, rows: Sequence[TaskRow]
-                    ) -> tuple[dict[tuple[TableName, str], list[TaskRow]], int]:
-        seen = self.instance_ids(table)
-        plan: dict[tuple[TableName, str], list[TaskRow]] = {}
-        skipped = 0
-        for row in rows:
-            if row.instance_id in seen:
-                skipped += 1
-                continue
-            seen.add(row.instance_id)
-            plan.setdefault((table, row.repo), []).append(row)
-        return plan, skipped
 
     def _rewrite_partition(self, directory: Path, gone: set[str],
                            new: dict[str, TaskRow]) -> int:
@@ -538,23 +540,7 @@ class DatasetStore:
         if not (ids & gone or ids & set(new)):
             return 0
         kept = [new.get(r.instance_id, r) for r in rows if r.instance_id not in gone]
-        merged = ""
-        tmp = target = None
-        if kept:
-            data = table_from_rows([r.to_arrow_row() for r in kept])
-            target = self._new_part_path(directory, [r.instance_id for r in kept])
-            if target in files:
-                raise DatasetError(f"{target}: rewritten part file would overwrite an existing one")
-            tmp = write_temp(target, lambda t: pq.write_table(data, t))
-            merged = self._relative(target)
-        journal = CompactionJournal(merged=merged,
-                                    replaced=tuple(self._relative(p) for p in files))
-        text = journal.model_dump_json() + "\n"
-        atomic_write_with(self.root / JOURNAL_NAME, lambda t: t.write_text(text))
-        if tmp is not None and target is not None:
-            os.replace(tmp, target)
-            fsync_dir(directory)
-        self._finish_compaction()
+        self._replace_files(directory, files, table_from_rows([r.to_arrow_row() for r in kept]))
         return len(rows) - len(kept)
 
     def _relative(self, path: Path) -> str:
