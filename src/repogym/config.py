@@ -33,6 +33,9 @@ class Settings(BaseSettings):
     mine_since: str | None = None  # ... or those since a date
     mine_range: str | None = None  # ... or a revision range "A..B"
     max_mined: int = Field(20, ge=0)
+    # corpus runs re-verify a repository's tasks whose environment changed under its ref
+    # (an image rebuilt with newer dependencies): repogym.datasets.reverify.changed_images
+    reverify_changed: bool = True
     seed: int = 0
     test_timeout: float = Field(600.0, gt=0)  # one whole test run, at most
     # one test, at most (each test's own limit comes from its baseline time: repogym.limits)

@@ -236,9 +236,9 @@ def mine_commits(prepared: Prepared, settings: Settings, seen: Collection[str],
 
 
 def mined_commits(store: DatasetStore, repo: str) -> set[str]:
-    """Commits whose mined candidate has a verdict (accepted, rejected, or in review)."""
+    """Commits whose mined candidate has a verdict (accepted, rejected, in review, retired)."""
     decided = store.decided_ids("rejected")
-    rows = [r for r in store.rows("tasks", repo=repo)] + [
+    rows = [*store.rows("tasks", repo=repo), *store.rows("retired", repo=repo)] + [
         r for r in store.rows("rejected", repo=repo) if r.instance_id in decided]
     return {r.provenance["commit"] for r in rows
             if r.kind is CandidateKind.mined and "commit" in r.provenance}
@@ -398,8 +398,9 @@ def combine(prepared: Prepared, settings: Settings, store: DatasetStore,
 
 
 def unseen(candidates: Sequence[Candidate], store: DatasetStore) -> list[Candidate]:
-    """Candidates not judged before (an earlier infra_error does not count as judged)."""
-    done = store.instance_ids("tasks") | store.decided_ids("rejected")
+    """Candidates not judged before (an earlier infra_error does not count as judged; a
+    retired task does: it was a task, and stays out)."""
+    done = store.verdict_ids()
     return [c for c in candidates if c.instance_id not in done]
 
 

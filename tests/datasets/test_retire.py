@@ -49,6 +49,8 @@ def test_retired_rows_move_to_their_table_and_held_rows_are_rewritten(store: Dat
     assert len(store.part_files("tasks", "acme__calc")) == 1
     assert {r.instance_id for r in read_snapshot_rows(store.root, "before")} == set(rows)
     assert not (store.root / ".compaction.json").exists()
+    # a retired task keeps its verdict: no run judges that candidate again
+    assert gone.instance_id in store.verdict_ids()
     # again: nothing more to do, and the retired row is not written twice
     assert store.retire([retired]).retired == 0 and len(store.rows("retired")) == 1
 

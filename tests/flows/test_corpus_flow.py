@@ -378,7 +378,8 @@ def test_baseline_key_changes_with_every_input():
     key = StateStore.baseline_key
     base = key("img:1", "c1", 3, 600)
     assert len({base, key("img:2", "c1", 3, 600), key("img:1", "c2", 3, 600),
-                key("img:1", "c1", 2, 600), key("img:1", "c1", 3, 60)}) == 5
+                key("img:1", "c1", 2, 600), key("img:1", "c1", 3, 60),
+                key("img:1", "c1", 3, 600, "sha256:rebuilt")}) == 6
 
 
 def test_baseline_key_changes_with_the_way_baselines_are_recorded(monkeypatch):

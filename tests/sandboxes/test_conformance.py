@@ -127,6 +127,18 @@ def test_unknown_provider_lists_the_valid_names() -> None:
         get_provider("nope", Settings())
 
 
+def test_identity_names_what_the_env_is_now(provider: SandboxProvider, env: EnvImage,
+                                            tmp_path: Path) -> None:
+    """Stable while the env is unchanged; None for an environment that does not exist (a
+    rebuild under the same ref changes it: tests/datasets/test_reverify_image.py)."""
+    first = provider.identity(env.ref)
+    assert first and provider.identity(env.ref) == first
+    assert provider.env_for(env.ref).ref == env.ref
+    missing = ("repogym-env/nothing-here:0000000000000000" if isinstance(provider, DockerProvider)
+               else str(tmp_path / "no-env"))
+    assert provider.identity(missing) is None
+
+
 # -- exec ---------------------------------------------------------------------------------
 
 def test_exec_ok(sb: Sandbox) -> None:

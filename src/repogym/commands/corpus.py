@@ -256,7 +256,7 @@ def print_run(result: Any) -> None:
     console = Console()
     console.print(table)
     for row in rows:
-        for h in ("rejected", "cached", "error"):
+        for h in ("rejected", "cached", "reverified", "error"):
             if row[h]:
                 console.print(Text(f"{row['repo']}: {h}: {row[h]}"))
 

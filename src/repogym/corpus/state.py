@@ -25,10 +25,15 @@ What the state is for (see :mod:`repogym.flows.corpus_flow`):
   walk cut short by the ``max_mined`` budget, or with a mined candidate left without a
   verdict (``infra_error``), keeps the earlier value: the next run walks those commits again
   (the judged ones are skipped as seen), so nothing is lost.
+* ``images``: each environment the repository's tasks run in (ref -> identity, e.g. the
+  image id) as it was when they were last judged or re-verified. An environment rebuilt
+  under the same ref (newer dependencies) has another identity: the corpus flow re-verifies
+  the tasks in it (:func:`repogym.flows.corpus_flow.reverify_stage`).
 * ``runs``: the last few runs, with the evidence of what was reused.
 
 Baseline cache keys include the image tag (which hashes the commit, the base image and the
-install recipe), the commit, the number of runs and the timeout: any of them changing
+install recipe) and the image's identity (a rebuild under the same tag records anew), the
+commit, the number of runs and the timeout: any of them changing
 records a new baseline. An ``infra_error`` verdict is not a verdict on the task and is
 never recorded as judged, so the next run judges that candidate again.
 """
@@ -77,14 +82,18 @@ class RepoState(Record):
     image: str | None = None
     judged_ids: tuple[str, ...] = ()
     runs: tuple[RunRecord, ...] = ()
+    # env ref -> its identity (an image id) when the repository's tasks in it were last
+    # judged or re-verified: a rebuild under the same ref is found by comparing the two
+    images: dict[str, str] = {}
 
     def with_run(self, run: RunRecord, judged: Iterable[str] = (),
-                 mined_up_to: str | None = None, mined_selection: str | None = None
-                 ) -> "RepoState":
+                 mined_up_to: str | None = None, mined_selection: str | None = None,
+                 images: dict[str, str] | None = None) -> "RepoState":
         """This state after ``run``: a failed run (``run.error``) changes only the history.
 
         ``mined_up_to`` (with the key of the selection walked, ``mined_selection``) replaces
         the last mined commit; ``None`` keeps the earlier one (module docstring).
+        ``images`` replaces the recorded environments (None: kept).
         """
         runs = (*self.runs, run)[-KEEP_RUNS:]
         if run.error is not None:
@@ -93,6 +102,8 @@ class RepoState(Record):
                   "judged_ids": tuple(sorted(set(self.judged_ids) | set(judged)))}
         if mined_up_to is not None:
             update |= {"last_mined_commit": mined_up_to, "last_mined_selection": mined_selection}
+        if images is not None:
+            update["images"] = dict(images)
         return self.model_copy(update=update)
 
 
@@ -138,11 +149,13 @@ class StateStore:
     # -- baselines -----------------------------------------------------------------------
 
     @staticmethod
-    def baseline_key(image: str, commit: str, runs: int, timeout: float) -> str:
+    def baseline_key(image: str, commit: str, runs: int, timeout: float,
+                     identity: str = "") -> str:
         """The cache key of a baseline: everything its result depends on (the way it is
-        recorded included, see :func:`repogym.baseline.baseline_format`)."""
+        recorded included, see :func:`repogym.baseline.baseline_format`); ``identity`` is
+        the image's as it is now (:meth:`SandboxProvider.identity`)."""
         return short_hash(image, commit, str(runs), repr(float(timeout)),
-                          baseline.baseline_format(), n=16)
+                          baseline.baseline_format(), *([identity] if identity else []), n=16)
 
     def baseline_path(self, repo: str, key: str) -> Path:
         return self.root / BASELINES_DIR / f"{repo}-{key}.json"

@@ -21,7 +21,7 @@ from __future__ import annotations
 import time
 from datetime import datetime
 from enum import Enum
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
 
 from repogym.config import Settings
 from repogym.datasets.store import DatasetStore
@@ -136,6 +136,53 @@ def reverify(store: DatasetStore, *, repo: str | None = None,
                           seconds=round(time.monotonic() - start, 3))
 
 
+class ImageCheck(Record):
+    """A repository's environments as they are now against those its tasks were checked in.
+
+    Attributes:
+        now: ref -> identity now, for every task's environment that exists.
+        missing: refs with no environment now (nothing can be re-verified there).
+        stale: ref -> the tasks to re-verify in it, for each ref whose identity differs
+            from the recorded one (tasks judged by this very run left out).
+    """
+
+    now: dict[str, str]
+    missing: tuple[str, ...] = ()
+    stale: dict[str, tuple[str, ...]] = {}
+
+    @property
+    def stale_ids(self) -> list[str]:
+        return [i for ids in self.stale.values() for i in ids]
+
+    def recorded(self, before: Mapping[str, str],
+                 report: ReverifyReport | None) -> dict[str, str]:
+        """What to record once ``report`` (the re-verification of :attr:`stale`) is done:
+        every environment as it is now, except a changed one where a task stayed undecided
+        (an infrastructure failure) or that was not re-verified (``report`` None): it keeps
+        its old identity, so the next run tries again."""
+        undecided = ({r.instance_id for r in report.undecided} if report is not None
+                     else set(self.stale_ids))
+        keep = {ref for ref, ids in self.stale.items() if undecided & set(ids)}
+        return {**before, **{ref: ident for ref, ident in self.now.items() if ref not in keep}}
+
+
+def changed_images(rows: Iterable[TaskRow], recorded: Mapping[str, str],
+                   identity: Callable[[str], str | None],
+                   just_judged: Iterable[str] = ()) -> ImageCheck:
+    """Which of ``rows`` to re-verify: those whose environment now differs from the one
+    ``recorded`` for its ref. A ref never recorded is taken as it is (its tasks were judged
+    in it, or predate the record); a task judged by this very run is not re-verified."""
+    skip = set(just_judged)
+    by_ref: dict[str, list[str]] = {}
+    for row in rows:
+        by_ref.setdefault(row.image, []).append(row.instance_id)
+    now = {ref: ident for ref in by_ref if (ident := identity(ref)) is not None}
+    stale = {ref: tuple(i for i in by_ref[ref] if i not in skip)
+             for ref, ident in sorted(now.items()) if recorded.get(ref, ident) != ident}
+    return ImageCheck(now=now, missing=tuple(sorted(set(by_ref) - set(now))),
+                      stale={ref: ids for ref, ids in stale.items() if ids})
+
+
 def _retired_row(row: TaskRow, check: Recheck, when: datetime) -> TaskRow:
     why = check.retire.value if check.retire else ""
     return row.with_evidence(
@@ -150,4 +197,5 @@ def _held_row(row: TaskRow, when: datetime) -> TaskRow:
     return row.with_evidence({REVERIFIED_KEY: str(count), REVERIFIED_AT_KEY: when.isoformat()})
 
 
-__all__ = ["Recheck", "RetireWhy", "ReverifyReport", "decide", "reverify"]
+__all__ = ["ImageCheck", "Recheck", "RetireWhy", "ReverifyReport", "changed_images", "decide",
+           "reverify"]

@@ -621,6 +621,16 @@ class DatasetStore:
                     ids.add(iid)
         return ids
 
+    def verdict_ids(self) -> set[str]:
+        """Every candidate id with a verdict on the task: a task, a retired task, or a
+        rejected row that is not an ``infra_error`` (those are judged again). A candidate
+        with one is never judged again.
+
+        Raises:
+            DatasetError: a part file is unreadable or of another schema version.
+        """
+        return self.instance_ids("tasks") | self.instance_ids("retired") | self.decided_ids()
+
     def judged_rows(self, repo: str | None = None) -> list[TaskRow]:
         """Every candidate once, as it stands: its verdict (``tasks`` or ``rejected``), else
         its infrastructure failure (``infra``: judged again by the next run).

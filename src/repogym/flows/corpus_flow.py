@@ -7,6 +7,7 @@
                 retried when a remote fails) -> env (retried when the engine fails;
                 IMAGE_BUILDS at a time) -> baseline (cached) -> coverage (cached) ->
                 generate -> mine (new commits only; Prefect-cached) -> judge -> write
+                -> reverify (the tasks whose environment was rebuilt under its ref)
       └─ artifact "repogym-corpus": candidates, accepted, rejected by reason, yield per repo
 
 The work is :func:`repogym.pipeline.run_repo`; this module decides how it runs:
@@ -28,6 +29,12 @@ The work is :func:`repogym.pipeline.run_repo`; this module decides how it runs:
   (:mod:`repogym.corpus.cache`): a rerun shows them as ``Cached`` and
   :attr:`RepoResult.cached_stages` lists them. A cached clone whose folder is gone or moved
   is cloned again.
+* **Re-verification.** The repository's state records each environment its tasks run in
+  as it was when they were judged (an image's id). When one has changed under the same ref
+  (rebuilt with newer dependencies), the ``reverify`` stage grades its tasks again and
+  retires those that no longer hold (:mod:`repogym.datasets.reverify`); an environment
+  where a task stayed undecided (infrastructure) is tried again next run.
+  ``Settings.reverify_changed`` turns it off.
 * **Retries.** Only transient failures are retried: a remote clone that failed, an image
   build the engine broke (:class:`~repogym.errors.ImageBuildError` that is not an
   :class:`~repogym.errors.InstallError`). Bad input and failed installs fail at once.
@@ -75,6 +82,7 @@ from repogym.corpus.cache import (
 )
 from repogym.corpus.config import SampleSpec
 from repogym.corpus.state import RepoState, RunRecord, StateStore
+from repogym.datasets.reverify import ReverifyReport, changed_images, reverify
 from repogym.datasets.store import DatasetStore
 from repogym.errors import ImageBuildError, InfraError, InstallError, RepogymError, SourceError
 from repogym.flows.repo_flow import one_line, prefect_stage
@@ -198,6 +206,8 @@ class RepoResult(Record):
     mining: MiningReport | None = None  # None: the run did not mine
     cached_stages: tuple[str, ...] = ()  # stages whose Prefect task run was Cached
     flow_run_id: str | None = None  # the repository's sub-flow run in Prefect
+    reverify: ReverifyReport | None = None  # None: no environment of its tasks changed
+    images: dict[str, str] = {}  # env ref -> identity, to record (RepoState.images)
 
     @property
     def image_reused(self) -> bool:
@@ -344,7 +354,7 @@ class CachedBaseline:
                  settings: Settings) -> Baseline:
         repo, commit = prepared.checkout.name, prepared.checkout.commit
         key = StateStore.baseline_key(env.ref, commit, settings.baseline_runs,
-                                      settings.test_timeout)
+                                      settings.test_timeout, provider.identity(env.ref) or "")
         cached = self.states.cached_baseline(repo, key)
         if cached is not None:
             self.hit = True
@@ -405,7 +415,7 @@ class IncrementalMiner:
         walk = self.walk
         if walk is None:
             return None
-        decided = store.instance_ids("tasks") | store.decided_ids("rejected")
+        decided = store.verdict_ids()
         pending = [c.provenance.get("commit", "")[:12] for c in walk.candidates
                    if c.instance_id not in decided]
         if pending:
@@ -508,6 +518,7 @@ def corpus_repo_flow(job: RepoJob, dask_address: str | None = None) -> RepoResul
         runner = corpus_stage(spec, bool(dask_address), job.settings, cached)
         summary = run_repo(spec, job.settings, progress, runner=runner,
                            hooks=Hooks(baseline=baseline, judge=judge, mine=miner))
+        images, report = reverify_stage(job.settings, summary.repo, before, judge.judged)
     except RepogymError as exc:
         error = one_line(exc)
         error = error if job.name in error else f"{job.name}: {error}"
@@ -516,9 +527,38 @@ def corpus_repo_flow(job: RepoJob, dask_address: str | None = None) -> RepoResul
     result = RepoResult(name=job.name, status=RepoStatus.ok, summary=summary,
                         baseline_cached=baseline.hit, judged_ids=judge.decided_ids(),
                         mining=miner.report(DatasetStore(job.settings.out)),
-                        cached_stages=tuple(cached), flow_run_id=_flow_run_id())
+                        cached_stages=tuple(cached), flow_run_id=_flow_run_id(),
+                        reverify=report, images=images)
     states.save(state_after(before, result))
     return result
+
+
+def reverify_stage(settings: Settings, repo: str, before: RepoState,
+                   judged: Sequence[Judged]) -> tuple[dict[str, str], ReverifyReport | None]:
+    """The ``reverify`` stage: the repository's tasks whose environment changed since the
+    state recorded it are graded again (a Prefect task, only when there are some); the
+    environments to record and the report. Off (nothing recorded, nothing graded) when
+    ``settings.reverify_changed`` is False."""
+    if not settings.reverify_changed:
+        return dict(before.images), None
+    provider = provider_for(settings)
+    store = DatasetStore(settings.out)
+    just = [j.candidate.instance_id for j in judged]
+    check = changed_images(store.rows("tasks", repo), before.images, provider.identity, just)
+    report = None
+    if check.stale_ids:
+        run_logger().warning("%s: %d task(s) in %d rebuilt environment(s) (%s): re-verifying",
+                             repo, len(check.stale_ids), len(check.stale),
+                             ", ".join(check.stale))
+        report = prefect_stage("reverify", lambda: reverify(
+            store, repo=repo, ids=check.stale_ids, workers=max(settings.workers, 1),
+            provider=settings.provider, settings=settings))
+        for line in report.lines():
+            run_logger().info("%s", line)
+    if check.missing:
+        run_logger().info("%s: environment(s) gone, their tasks not checked: %s", repo,
+                          ", ".join(check.missing))
+    return check.recorded(before.images, report), report
 
 
 PIPELINE_STAGES = ("clone", "env", "baseline", "coverage", "generate", "mine", "judge",
@@ -568,7 +608,8 @@ def state_after(before: RepoState, result: RepoResult) -> RepoState:
                     mined_scanned=mining.scanned if mining else None)
     return before.with_run(run, result.judged_ids,
                            mined_up_to=mining.up_to if mining else None,
-                           mined_selection=mining.selection if mining else None)
+                           mined_selection=mining.selection if mining else None,
+                           images=result.images)
 
 
 @task(name="repo", cache_policy=NO_CACHE, persist_result=False)
@@ -636,8 +677,17 @@ def summary_rows(run: CorpusRun) -> list[dict[str, Any]]:
                      "candidates": s.candidates, "judged": s.judged, "accepted": s.accepted,
                      "rejected": ", ".join(f"{k}={v}" for k, v in s.rejected.items()),
                      "yield": f"{s.yield_rate:.0%}", "mined": mined_walk(r.mining),
-                     "cached": ", ".join(r.cached_stages), "error": r.error or ""})
+                     "cached": ", ".join(r.cached_stages),
+                     "reverified": reverified(r.reverify), "error": r.error or ""})
     return rows
+
+
+def reverified(report: ReverifyReport | None) -> str:
+    """``"12 held, 3 retired"`` (and undecided, if any) or ``""`` when nothing was checked."""
+    if report is None:
+        return ""
+    out = f"{len(report.held)} held, {len(report.retired)} retired"
+    return out + (f", {len(report.undecided)} undecided" if report.undecided else "")
 
 
 def mined_walk(mining: MiningReport | None) -> str:
@@ -651,7 +701,7 @@ def markdown(run: CorpusRun) -> str:
     """The run's summary as a Markdown table."""
     rows = summary_rows(run)
     head = ["repo", "status", "candidates", "judged", "accepted", "rejected", "yield", "mined",
-            "cached", "error"]
+            "cached", "reverified", "error"]
     lines = ["# repogym corpus run", "", f"{len(run.repos)} repositories, "
              f"{len(run.failed)} failed, {run.seconds:.1f}s", "",
              "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]

@@ -258,6 +258,16 @@ class SandboxProvider(ABC):
         """The environment known by ``ref`` (an image tag, an env directory), e.g. from a
         dataset row, without rebuilding it. Opening it fails if it does not exist."""
 
+    @abstractmethod
+    def identity(self, ref: str) -> str | None:
+        """What the environment known by ``ref`` is now (an image's id, a build's stamp):
+        it changes when the environment is rebuilt under the same ``ref``, e.g. with newer
+        dependencies. None when no such environment exists.
+
+        Raises:
+            SandboxError: the provider could not be asked.
+        """
+
     def cleanup(self) -> int:
         """Remove every sandbox this provider created and left behind; returns how many."""
         return 0

@@ -596,6 +596,18 @@ class DockerProvider(SandboxProvider):
     def env_for(self, ref: str) -> EnvImage:
         return EnvImage(provider=self.name, ref=ref, repo_dir=REPO_DIR)
 
+    def identity(self, ref: str) -> str | None:
+        """The image's content id (``sha256:...``); a rebuild under the same tag changes it."""
+        import docker
+
+        try:
+            return str(self.client.images.get(ref).id)
+        except docker.errors.ImageNotFound:
+            return None
+        except ENGINE_ERRORS as exc:
+            raise SandboxError(f"cannot inspect image {ref!r}: "
+                               f"{engine_trouble(exc, self.client)}") from exc
+
     def cleanup(self) -> int:
         """Remove every container labelled ``repogym=sandbox`` or ``repogym=build`` (only
         this namespace's when one is set); returns how many."""

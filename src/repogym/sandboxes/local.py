@@ -522,6 +522,14 @@ class LocalProvider(SandboxProvider):
     def env_for(self, ref: str) -> EnvImage:
         return EnvImage(provider=self.name, ref=ref, repo_dir=str(Path(ref) / "repo"))
 
+    def identity(self, ref: str) -> str | None:
+        """The completion stamp of the env directory: written anew by every build."""
+        try:
+            stat = (Path(ref) / MARKER).stat()
+        except FileNotFoundError:
+            return None
+        return f"{stat.st_ino}-{stat.st_mtime_ns}"
+
     def open(self, env: EnvImage, limits: Limits | None = None) -> LocalSandbox:
         """Lock the env (waiting up to ``lock_wait`` s) and reset it; see base."""
         root = Path(env.ref)
