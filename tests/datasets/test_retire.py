@@ -91,3 +91,41 @@ def test_the_rule_of_reverification() -> None:
     assert decide("t", _item(1), _item(1)).retire is RetireWhy.no_op
     infra = decide("t", _item(None, "docker died"), _item(0))
     assert infra.error == "docker died" and not infra.held and infra.retire is None
+
+
+def _rows_in(images: dict[str, str]) -> list:
+    from repogym.schemas import TaskRow
+
+    return [TaskRow.from_judged(make_judged(n)).model_copy(update={"image": ref})
+            for n, ref in enumerate(images)]
+
+
+def test_changed_images_picks_the_tasks_of_a_rebuilt_environment_only() -> None:
+    from repogym.datasets.reverify import changed_images
+
+    rows = _rows_in({"img:a": "", "img:b": "", "img:c": "", "img:gone": ""})
+    ids = {r.image: r.instance_id for r in rows}
+    now = {"img:a": "sha256:1", "img:b": "sha256:new", "img:c": "sha256:3"}
+    recorded = {"img:a": "sha256:1", "img:b": "sha256:old"}  # img:c never recorded
+    check = changed_images(rows, recorded, now.get)
+    assert check.stale == {"img:b": (ids["img:b"],)} and check.missing == ("img:gone",)
+    assert check.now == now
+    # a task judged by this very run is not re-verified
+    assert changed_images(rows, recorded, now.get, [ids["img:b"]]).stale_ids == []
+
+
+def test_what_is_recorded_after_a_reverification() -> None:
+    from repogym.datasets.reverify import ImageCheck, Recheck, ReverifyReport
+
+    check = ImageCheck(now={"img:a": "1", "img:b": "new", "img:c": "3"},
+                       stale={"img:b": ("t1", "t2")})
+    before = {"img:b": "old", "img:old": "x"}
+    clean = ReverifyReport(checked=2, held=("t1",), retired=(Recheck(instance_id="t2"),),
+                           undecided=(), seconds=1.0)
+    assert check.recorded(before, clean) == {"img:a": "1", "img:b": "new", "img:c": "3",
+                                             "img:old": "x"}
+    # a task left undecided (the sandbox broke): the old identity stays, tried again next run
+    broke = clean.model_copy(update={"held": (), "undecided": (
+        Recheck(instance_id="t1", error="sandbox"),)})
+    assert check.recorded(before, broke)["img:b"] == "old"
+    assert check.recorded(before, None)["img:b"] == "old"
