@@ -303,3 +303,15 @@ def test_a_call_with_an_unbalanced_parenthesis_in_its_arguments_is_named() -> No
     assert _callee("pathToRegexp.match('/(')") == "match"
     assert _callee("parse('(a')(b)") == "parse"
     assert _callee("pkg.Rect(1, 2).scaled(3)") == "scaled"
+
+
+def test_a_quoted_failure_drops_repogyms_harness_frames_and_the_javascript_test_file():
+    from repogym.generators.statements.messages import raw_lines
+    from repogym.generators.statements.wording import _test_names
+
+    msg = ("Boom: the widget broke\nat /repo/test/index.js:33:9\n"
+           "at Object.handler (/var/tmp/rg-304d1debaca4469345991e898203095b/rg-uvu.cjs:147:53)")
+    assert raw_lines(msg) == ["Boom: the widget broke", "at /repo/test/index.js:33:9"]
+    names = _test_names(["test/index.js > nested", "test/index.js > keeps the order"])
+    assert {"test/index.js", "index.js", "keeps the order"} <= names
+    assert "nested" not in names  # a one-word title is an ordinary word, not a test's name

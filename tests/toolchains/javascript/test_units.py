@@ -486,3 +486,23 @@ def test_throw_checks_name_the_call_not_its_wrapper_or_the_tests_own_names() -> 
     silent = read_failure("AssertionError: expected function to throw an error, but it didn't"
                           "\n    at /repo/s.ts:82:37", "s.ts", {"s.ts": source})
     assert silent and (silent.call, silent.should_raise) == ("parse('/foo')", "an error")
+
+
+def test_uvu_diffs_aliases_and_loop_variables_as_kleurs_tests_have_them() -> None:
+    from repogym.toolchains.javascript.failures import INVISIBLE
+
+    source = ("import kleur from '../index';\nconst CODES = {red: 1};\n"
+              "test('x', () => {\n\tlet r = kleur.red;\n"
+              "\tassert.is(r('foo'), 'foo');\n"
+              "\tfor (k in CODES) {\n\t\tassert.is(kleur[k](), undefined);\n\t}\n});\n")
+    sources = {"test/index.js": source}
+    spaced = ("Assertion: Expected values to be strictly equal: (is)\n"
+              "++foo·bar·baz (Expected)\n--foo·barNaN·baz (Actual)\nat /repo/test/index.js:5:9")
+    got = read_failure(spaced, "test/index.js", sources)
+    assert got and (got.call, got.actual, got.expected) == (
+        "kleur.red('foo')", "foo barNaN baz", "foo bar baz")
+    colours = ("Assertion: ~> returns immediately (is)\n++~foobar~ (Expected)\n"
+               "--~foobar~ (Actual)\nat /repo/test/index.js:7:10")
+    looped = read_failure(colours, "test/index.js", sources)
+    assert looped and looped.call is None and looped.note == INVISIBLE
+    assert looped.actual is None and looped.expected is None

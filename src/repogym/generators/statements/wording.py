@@ -254,8 +254,10 @@ def _clean(line: str, cand: Candidate, f2p: Sequence[str]) -> bool:
 def _test_names(f2p: Sequence[str]) -> set[str]:
     names = set()
     for nodeid in f2p:
-        parts = nodeid.split("::")
-        names.add(parts[-1].split("[")[0])
+        parts = re.split(r"::| > ", nodeid)  # pytest, cargo; JavaScript runners' titles
+        last = parts[-1].split("[")[0]
+        if " > " not in nodeid or " " in last:  # a one-word title is an ordinary word
+            names.add(last)
         if len(parts) > 1:
             names.update({parts[0], parts[0].rsplit("/", 1)[-1]})
     return names

@@ -27,6 +27,8 @@ from collections.abc import Mapping
 from repogym.schemas.calls import FailureReading
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
+INVISIBLE = ("the value differs from the expected one only in characters that do not print "
+             "(such as terminal colour codes)")
 _EXPECTED = re.compile(r"^\s*Expected(?: value)?:\s*(.+)$", re.M)
 _RECEIVED = re.compile(r"^\s*Received(?: value)?:\s*(.+)$", re.M)
 _NODE_STRICT = re.compile(r"Expected values to be (?:strictly |loosely )?(?:deep-)?equal:?\s*\n+"
@@ -35,7 +37,8 @@ _NODE_DIFF = re.compile(r"^\+ actual - expected", re.M)
 _CHAI = re.compile(r"expected (.+?) to (?:deeply )?(?:equal|be|eql|strictly equal) (.+?)$", re.M)
 _TAP_DIFF = re.compile(r"^--- expected\n\+\+\+ actual\n@@[^\n]*@@\n", re.M)
 _TAP_FOUND = re.compile(r"^found: (.+)\nwanted: (.+)$", re.M)
-_UVU_IS = re.compile(r"^\s*\+\+(.+?)\s*\(Actual\)\s*$\n^\s*--(.+?)\s*\(Expected\)\s*$", re.M)
+# uvu's diff of two one-line values: ``++<expected>  (Expected)`` and ``--<actual>  (Actual)``
+_UVU_SIDE = re.compile(r"^\s*(?:\+\+|--)(.*?)\s*\((Expected|Actual)\)\s*$", re.M)
 _NOT_THROWN = re.compile(r"Received function did not throw|Missing expected exception|"
                          r"Expected function to throw|did not throw", re.I)
 _TIMEOUT = re.compile(r"Exceeded timeout of \d+ ?ms|timed out in \d+ ?ms|Timeout of \d+ ?ms "
@@ -64,6 +67,8 @@ def read_failure(message: str, file: str, sources: Mapping[str, str]) -> Failure
         if actual == "a thrown error":  # chai's to.throw(X), as vitest says it
             return FailureReading(call=call, note=f"it raises an error, but not the one "
                                                   f"expected (`{expected}`)")
+        if actual == expected:  # the difference was in what the report left out (colours)
+            return FailureReading(call=call, note=INVISIBLE)
         return FailureReading(call=call, actual=actual, expected=expected)
     if m := _ERROR.search(text):
         if m.group(1) not in ("AssertionError",):
@@ -81,8 +86,8 @@ def _compared(text: str) -> tuple[str, str] | None:
         return m.group(1).strip(), m.group(3).strip()
     if _NODE_DIFF.search(text):
         return _plus_minus(text)
-    if m := _UVU_IS.search(text):
-        return m.group(1).strip(), m.group(2).strip()
+    if uvu := _uvu_sides(text):
+        return uvu
     if m := _TAP_DIFF.search(text):
         # one value each side, no context lines (an object's diff shows a line, not a value)
         body = text[m.end():].splitlines()[:2]
@@ -93,6 +98,16 @@ def _compared(text: str) -> tuple[str, str] | None:
         return m.group(1).strip(), m.group(2).strip()
     if m := _CHAI.search(text):
         return m.group(1).strip(), m.group(2).strip()
+    return None
+
+
+def _uvu_sides(text: str) -> tuple[str, str] | None:
+    """(actual, expected) from uvu's diff when each side is one line (either order)."""
+    sides: dict[str, list[str]] = {"Actual": [], "Expected": []}
+    for m in _UVU_SIDE.finditer(text):
+        sides[m.group(2)].append(m.group(1).replace("·", " ").strip())  # uvu shows a space as ·
+    if len(sides["Actual"]) == 1 and len(sides["Expected"]) == 1:
+        return sides["Actual"][0], sides["Expected"][0]
     return None
 
 
@@ -123,7 +138,31 @@ def checked_expression(message: str, file: str, sources: Mapping[str, str]) -> s
     if m is None:
         return None
     found = _first_argument(text[m.end():])
-    return _as_call(found) if found else None
+    call = _as_call(found) if found else None
+    return _unaliased(call, source) if call else None
+
+
+_ROOT = re.compile(r"^[A-Za-z_$][\w$]*")
+_SUBSCRIPT = re.compile(r"\[\s*([A-Za-z_$][\w$]*)\s*\]")
+_LOOP_VAR = r"for\s*\(\s*(?:(?:const|let|var)\s+)?{name}\s+(?:in|of)\b"
+
+
+def _unaliased(call: str, source: str) -> str | None:
+    """``call`` in the project's names, not the test's: a root bound once in the test file
+    to a dotted name (``let r = kleur.red`` -> ``r('x')`` is ``kleur.red('x')``) is replaced
+    by it; a call whose root or subscript is a loop variable of the test (``kleur[k]()``)
+    names nothing a user could call (None)."""
+    m = _ROOT.match(call)
+    if m is None:
+        return call
+    names = [m.group(0), *_SUBSCRIPT.findall(call)]
+    if any(re.search(_LOOP_VAR.format(name=re.escape(n)), source) for n in names):
+        return None
+    bound = re.findall(rf"(?:const|let|var)\s+{re.escape(m.group(0))}\s*=\s*([^;\n]+)", source)
+    if len(bound) == 1 and re.fullmatch(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+",
+                                        value := bound[0].strip()):
+        return value + call[m.end():]
+    return call
 
 
 _ARROW = re.compile(r"^(?:async\s*)?(?:\(\s*\)|_)\s*=>\s*(?:\{\s*(?:return\s+)?)?(?:await\s+)?")

@@ -35,7 +35,7 @@ if (IS_UVU && require('worker_threads').isMainThread && !globalThis.__REPOGYM_UV
   const TIMEOUT = Number(CONFIG.test_timeout_ms) || 0;
   // eslint-disable-next-line no-control-regex
   const ANSI = /\u001b\[[0-9;]*[A-Za-z]/g;
-  const NOISE = /^\s+at .*(node_modules|node:internal|\(<anonymous>\)|uvu-record\.cjs|repogym-uvu-shim\.mjs)/;
+  const NOISE = /^\s+at .*(node_modules|node:internal|\(<anonymous>\)|uvu-record\.cjs|repogym-uvu-shim\.mjs|[\\/]rg-[\w.-]+\.c?m?js)/;
   const SELECT = Array.isArray(CONFIG.select) ? new Set(CONFIG.select) : null;
   const EXCLUDE = new Set(Array.isArray(CONFIG.exclude) ? CONFIG.exclude : []);
   const emit = (obj) => {
