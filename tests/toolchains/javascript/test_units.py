@@ -494,7 +494,11 @@ def test_uvu_diffs_aliases_and_loop_variables_as_kleurs_tests_have_them() -> Non
     source = ("import kleur from '../index';\nconst CODES = {red: 1};\n"
               "test('x', () => {\n\tlet r = kleur.red;\n"
               "\tassert.is(r('foo'), 'foo');\n"
-              "\tfor (k in CODES) {\n\t\tassert.is(kleur[k](), undefined);\n\t}\n});\n")
+              "\tfor (k in CODES) {\n\t\tassert.is(kleur[k](), undefined);\n\t}\n"
+              "\tlet val = '~x~';\n\tassert.is(kleur.red().bold(val), 1);\n"  # line 10
+              "\tassert.is(val, 1);\n\tlet foo = kleur.red().bold;\n"
+              "\tassert.is(foo('foo'), 1);\n"  # line 13
+              "\tassert.is(kleur.red(false), 1);\n});\n")
     sources = {"test/index.js": source}
     spaced = ("Assertion: Expected values to be strictly equal: (is)\n"
               "++foo·bar·baz (Expected)\n--foo·barNaN·baz (Actual)\nat /repo/test/index.js:5:9")
@@ -506,3 +510,10 @@ def test_uvu_diffs_aliases_and_loop_variables_as_kleurs_tests_have_them() -> Non
     looped = read_failure(colours, "test/index.js", sources)
     assert looped and looped.call is None and looped.note == INVISIBLE
     assert looped.actual is None and looped.expected is None
+    at = "Assertion: x (is)\n++1 (Expected)\n--2 (Actual)\nat /repo/test/index.js:{}:9"
+    called = {n: read_failure(at.format(n), "test/index.js", sources).call for n in (10, 11, 13, 14)}
+    assert called == {10: "kleur.red().bold(…)", 11: None, 13: "kleur.red().bold('foo')",
+                      14: "kleur.red(false)"}
+    padded = read_failure("Assertion: x (is)\n++false            [string] (Expected)\n"
+                          "--false  [boolean] (Actual)", "x.js", {})
+    assert padded and (padded.actual, padded.expected) == ("false [boolean]", "false [string]")

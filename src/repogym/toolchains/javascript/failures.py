@@ -105,7 +105,8 @@ def _uvu_sides(text: str) -> tuple[str, str] | None:
     """(actual, expected) from uvu's diff when each side is one line (either order)."""
     sides: dict[str, list[str]] = {"Actual": [], "Expected": []}
     for m in _UVU_SIDE.finditer(text):
-        sides[m.group(2)].append(m.group(1).replace("·", " ").strip())  # uvu shows a space as ·
+        # uvu pads a value before its type ("false    [boolean]") and shows a space as ·
+        sides[m.group(2)].append(re.sub(r"\s+", " ", m.group(1)).replace("·", " ").strip())
     if len(sides["Actual"]) == 1 and len(sides["Expected"]) == 1:
         return sides["Actual"][0], sides["Expected"][0]
     return None
@@ -144,25 +145,39 @@ def checked_expression(message: str, file: str, sources: Mapping[str, str]) -> s
 
 _ROOT = re.compile(r"^[A-Za-z_$][\w$]*")
 _SUBSCRIPT = re.compile(r"\[\s*([A-Za-z_$][\w$]*)\s*\]")
-_LOOP_VAR = r"for\s*\(\s*(?:(?:const|let|var)\s+)?{name}\s+(?:in|of)\b"
+_ARGUMENT = re.compile(r"([(,]\s*)([A-Za-z_$][\w$]*)(?=\s*[,)])")
+_LOOP_VAR = r"for\s*\(\s*(?:(?:const|let|var)\s+)?{n}\s+(?:in|of)\b"
+_BINDING = r"(?:\b(?:const|let|var)\s+{n}\b|^\s*{n}\s*=(?!=)|\(\s*{n}\s*\)\s*=>)"
+_VALUE = r"(?:\b(?:const|let|var)\s+|^\s*){n}\s*=(?!=)\s*([^;\n]+)"
+_ALIAS = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*|\(\))*\.[A-Za-z_$][\w$]*")
+_IMPORTED = re.compile(r"^(?:require\s*\(|await\s+import\s*\()")
 
 
 def _unaliased(call: str, source: str) -> str | None:
-    """``call`` in the project's names, not the test's: a root bound once in the test file
-    to a dotted name (``let r = kleur.red`` -> ``r('x')`` is ``kleur.red('x')``) is replaced
-    by it; a call whose root or subscript is a loop variable of the test (``kleur[k]()``)
-    names nothing a user could call (None)."""
+    """``call`` in the project's names, not the test's (a statement never shows a
+    test-local name): a root bound once in the test file to a member of a project name
+    (``let r = kleur.red``: ``r('x')`` is ``kleur.red('x')``) is replaced by it; a call
+    whose root is any other local of the test (``val``) or whose root or subscript is a
+    loop variable (``kleur[k]()``) names nothing a user could call (None); an argument
+    that is a local of the test is shown as ``…``."""
     m = _ROOT.match(call)
     if m is None:
         return call
-    names = [m.group(0), *_SUBSCRIPT.findall(call)]
-    if any(re.search(_LOOP_VAR.format(name=re.escape(n)), source) for n in names):
+    root = m.group(0)
+    if any(re.search(_LOOP_VAR.format(n=re.escape(n)), source)
+           for n in [root, *_SUBSCRIPT.findall(call)]):
         return None
-    bound = re.findall(rf"(?:const|let|var)\s+{re.escape(m.group(0))}\s*=\s*([^;\n]+)", source)
-    if len(bound) == 1 and re.fullmatch(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+",
-                                        value := bound[0].strip()):
-        return value + call[m.end():]
-    return call
+    values = [v.strip() for v in re.findall(_VALUE.format(n=re.escape(root)), source, re.M)]
+    if len(values) == 1 and _ALIAS.fullmatch(values[0]):
+        call = values[0] + call[m.end():]
+    elif values and not any(_IMPORTED.match(v) for v in values) or (
+            not values and re.search(_BINDING.format(n=re.escape(root)), source, re.M)):
+        return None
+
+    def argument(a: re.Match[str]) -> str:
+        local = re.search(_BINDING.format(n=re.escape(a.group(2))), source, re.M)
+        return a.group(1) + ("…" if local else a.group(2))
+    return _ARGUMENT.sub(argument, call)
 
 
 _ARROW = re.compile(r"^(?:async\s*)?(?:\(\s*\)|_)\s*=>\s*(?:\{\s*(?:return\s+)?)?(?:await\s+)?")
