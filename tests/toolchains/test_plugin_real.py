@@ -29,8 +29,11 @@ def test_param(n): assert n == 1
 '''
 
 
-def run_plugin(tmp_path: Path, select=None, exitfirst=False) -> tuple[str, int]:
+def run_plugin(tmp_path: Path, select=None, exitfirst=False,
+               extra: dict[str, str] | None = None) -> tuple[str, int]:
     (tmp_path / "test_suite.py").write_text(SUITE)
+    for name, text in (extra or {}).items():
+        (tmp_path / name).write_text(text)
     (tmp_path / "test_broken_import.py").write_text("import no_such_module_xyz\n")
     plugin_dir = resources.files("repogym.toolchains.plugins")
     report, config = tmp_path / "r.jsonl", tmp_path / "cfg.json"
@@ -122,6 +125,31 @@ def test_exitfirst_stops_at_the_first_test_that_does_not_pass(tmp_path):
     assert run.trusted, run.problems
     assert set(run.results) - set(run.collection_errors) == {"test_suite.py::test_pass",
                                                            "test_suite.py::test_fail"}
+
+
+SUBTESTS = '''
+import unittest
+
+
+class T(unittest.TestCase):
+    def test_one_subtest_skipped(self):
+        for i in range(3):
+            with self.subTest(i=i):
+                if i == 0:
+                    self.skipTest("not for 0")
+                self.assertGreater(i, 0)
+'''
+
+
+def test_exitfirst_goes_on_past_a_skipped_subtest(tmp_path):
+    """A skipped subtest leaves its test passing: grading (exitfirst) must not stop there,
+    or every test after it is missing and a correct patch scores 0 (python-slugify)."""
+    wanted = ["test_sub.py::T::test_one_subtest_skipped", "test_suite.py::test_pass"]
+    raw, code = run_plugin(tmp_path, select=wanted, exitfirst=True,
+                           extra={"test_sub.py": SUBTESTS})
+    run = parse_report(raw, nonce="N", exit_code=code, duration=1)
+    assert run.trusted, run.problems
+    assert {t: run.outcome(t) for t in wanted} == {t: Outcome.passed for t in wanted}
 
 
 SLOW_REPORTING = '''

@@ -49,6 +49,8 @@ class _Acc:
     def add(self, ev: dict) -> None:
         seconds = float(ev.get("duration") or 0.0)
         when, out, xf = ev.get("when"), ev.get("outcome"), bool(ev.get("wasxfail"))
+        if ev.get("subtest") and out != "failed":  # a subtest skipped or passed: the test's
+            return  # own call report says how it ended (and how long it took)
         self.duration += seconds
         if when != "call":
             self.setup_duration += seconds

@@ -929,18 +929,24 @@ def pytest_collection_finish(session):
 
 
 def pytest_runtest_logreport(report):
+    # a subtest's report (pytest 9's SubtestReport, for unittest's subTest and the subtests
+    # fixture): its failure fails the test; its skip or pass leaves the test's own outcome
+    subtest = _hasattr(report, "context") and _getattr(
+        _getattr(report, "__class__", None), "__name__", "") == "SubtestReport"
     _emit({
         "event": "test",
         "nodeid": report.nodeid,
         "when": report.when,
         "outcome": report.outcome,
+        "subtest": subtest,
         "wasxfail": _hasattr(report, "wasxfail"),
         "duration": _getattr(report, "duration", 0.0),
         "message": _message(report),
         "body": _BODIES.get(report.nodeid) if report.when == "call" else None,
     })
+    # only a failure, or the test's own call skipped (not a subtest's), stops the session
     if _EXITFIRST and _SESSION[0] is not None and not _SESSION[0].shouldfail and (
-            report.failed or (report.when == "call" and report.skipped)):
+            report.failed or (report.when == "call" and report.skipped and not subtest)):
         _SESSION[0].shouldfail = "repogym: stopping at the first test that does not pass"
         # pytest exits 1 even when the test that stopped it was skipped: the host must know
         _emit({"event": "stopped", "nodeid": report.nodeid, "nonce": _NONCE})
