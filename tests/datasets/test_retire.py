@@ -105,13 +105,14 @@ def test_changed_images_picks_the_tasks_of_a_rebuilt_environment_only() -> None:
 
     rows = _rows_in({"img:a": "", "img:b": "", "img:c": "", "img:gone": ""})
     ids = {r.image: r.instance_id for r in rows}
+    images = {r.instance_id: r.image for r in rows}
     now = {"img:a": "sha256:1", "img:b": "sha256:new", "img:c": "sha256:3"}
     recorded = {"img:a": "sha256:1", "img:b": "sha256:old"}  # img:c never recorded
-    check = changed_images(rows, recorded, now.get)
+    check = changed_images(images, recorded, now.get)
     assert check.stale == {"img:b": (ids["img:b"],)} and check.missing == ("img:gone",)
     assert check.now == now
     # a task judged by this very run is not re-verified
-    assert changed_images(rows, recorded, now.get, [ids["img:b"]]).stale_ids == []
+    assert changed_images(images, recorded, now.get, [ids["img:b"]]).stale_ids == []
 
 
 def test_what_is_recorded_after_a_reverification() -> None:
@@ -129,3 +130,9 @@ def test_what_is_recorded_after_a_reverification() -> None:
         Recheck(instance_id="t1", error="sandbox"),)})
     assert check.recorded(before, broke)["img:b"] == "old"
     assert check.recorded(before, None)["img:b"] == "old"
+
+
+def test_one_column_is_read_per_instance(store: DatasetStore) -> None:
+    rows = store.rows("tasks", "acme__calc")
+    assert store.column("image", "tasks", "acme__calc") == {r.instance_id: r.image for r in rows}
+    assert store.column("repo", "retired") == {}

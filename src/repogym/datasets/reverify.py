@@ -166,16 +166,17 @@ class ImageCheck(Record):
         return {**before, **{ref: ident for ref, ident in self.now.items() if ref not in keep}}
 
 
-def changed_images(rows: Iterable[TaskRow], recorded: Mapping[str, str],
+def changed_images(images: Mapping[str, str], recorded: Mapping[str, str],
                    identity: Callable[[str], str | None],
                    just_judged: Iterable[str] = ()) -> ImageCheck:
-    """Which of ``rows`` to re-verify: those whose environment now differs from the one
+    """Which tasks to re-verify, of ``images`` (instance id -> its environment's ref, e.g.
+    ``DatasetStore.column("image")``): those whose environment now differs from the one
     ``recorded`` for its ref. A ref never recorded is taken as it is (its tasks were judged
     in it, or predate the record); a task judged by this very run is not re-verified."""
     skip = set(just_judged)
     by_ref: dict[str, list[str]] = {}
-    for row in rows:
-        by_ref.setdefault(row.image, []).append(row.instance_id)
+    for instance_id, ref in images.items():
+        by_ref.setdefault(ref, []).append(instance_id)
     now = {ref: ident for ref in by_ref if (ident := identity(ref)) is not None}
     stale = {ref: tuple(i for i in by_ref[ref] if i not in skip)
              for ref, ident in sorted(now.items()) if recorded.get(ref, ident) != ident}

@@ -597,6 +597,18 @@ class DatasetStore:
         """
         return self._concat([t for _, t in self.read_parts(table, repo)], TASK_SCHEMA)
 
+    def column(self, column: str, table: TableName = "tasks",
+               repo: str | None = None) -> dict[str, str]:
+        """``instance_id`` -> one string column's value, reading that column only.
+
+        Raises:
+            DatasetError: a part file is unreadable or of another schema version.
+        """
+        out: dict[str, str] = {}
+        for _, part in self.read_parts(table, repo, columns=[column]):
+            out.update(zip(_strings(part, "instance_id"), _strings(part, column)))
+        return out
+
     def instance_ids(self, table: TableName = "tasks") -> set[str]:
         """Every ``instance_id`` in a table.
 

@@ -170,8 +170,10 @@ def _unaliased(call: str, source: str) -> str | None:
     values = [v.strip() for v in re.findall(_VALUE.format(n=re.escape(root)), source, re.M)]
     if len(values) == 1 and _ALIAS.fullmatch(values[0]):
         call = values[0] + call[m.end():]
-    elif values and not any(_IMPORTED.match(v) for v in values) or (
-            not values and re.search(_BINDING.format(n=re.escape(root)), source, re.M)):
+    elif values:
+        if not any(_IMPORTED.match(v) for v in values):  # a value the test computed
+            return None
+    elif re.search(_BINDING.format(n=re.escape(root)), source, re.M):  # e.g. a parameter
         return None
 
     def argument(a: re.Match[str]) -> str:
