@@ -3,6 +3,9 @@
 Docker tests are marked ``docker``. Without a reachable Docker engine they are skipped on a
 developer's machine, but under CI (``CI=true``) a missing engine is an error: nothing is
 silently skipped there.
+
+``postgres_server`` and ``postgres_url`` (from :mod:`tests.postgres`): a real PostgreSQL
+server for the session, a fresh database per test.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from typing import Any, Callable, Iterator
 import pytest
 
 from repogym.config import DEFAULT_BASE_IMAGE
+from tests.postgres import postgres_server, postgres_url  # noqa: F401 - fixtures
 
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")

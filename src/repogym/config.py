@@ -51,6 +51,13 @@ class Settings(BaseSettings):
     build_disk_mb: int = Field(16384, gt=0)
     # the review queue's database (SQLAlchemy URL); None = SQLite at <out>/review.sqlite
     review_db_url: str | None = None
+    # how long a reviewer's claim on a queued task lasts (renewed by claiming again)
+    review_claim_minutes: float = 30.0
+    # the share of newly queued tasks that need two reviewers (chosen by id hash, at import)
+    review_double_fraction: float = 0.0
+    # the CLI's reviewer token (from ``repogym review reviewer add``); required once a
+    # reviewer is added or the database is shared (repogym.datasets.review.auth)
+    review_token: str | None = None
     # where the local provider keeps the environments it builds (content-addressed, so one
     # folder serves several datasets, as the Docker engine's images do); None: in the cache
     local_envs: Path | None = None

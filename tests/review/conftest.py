@@ -1,5 +1,6 @@
 """Flagged tasks for the review tests: real ``Judged`` records written through
-:meth:`DatasetStore.write` (status ``review``, as the judge writes them); no Docker needed."""
+:meth:`DatasetStore.write` (status ``review``, as the judge writes them); no Docker needed.
+The ``queue`` runs on SQLite and on a real PostgreSQL server (:func:`db_url`)."""
 
 from __future__ import annotations
 
@@ -68,7 +69,36 @@ def flagged_ids(dataset: Path) -> list[str]:
     return [judged(i).candidate.instance_id for i in range(3)]
 
 
+DB_KINDS = ("sqlite", "postgres")
+sqlite_only = pytest.mark.sqlite_only
+"""Marks a test (or, as ``pytestmark``, a module) of something only SQLite has, such as the
+default file in the dataset folder: its ``db_url`` is ``sqlite`` only."""
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "sqlite_only: run with db_url 'sqlite' only "
+                            "(tests/review/conftest.py)")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Every test using ``db_url`` (``queue`` does) runs once per :data:`DB_KINDS`, ids
+    ``sqlite`` and ``postgres``; one marked :data:`sqlite_only` on SQLite only."""
+    if "db_url" in metafunc.fixturenames:
+        only = metafunc.definition.get_closest_marker("sqlite_only") is not None
+        metafunc.parametrize("db_url", ["sqlite"] if only else list(DB_KINDS), indirect=True)
+
+
 @pytest.fixture
-def queue(dataset: Path) -> Iterator[ReviewQueue]:
-    with ReviewQueue(DatasetStore(dataset)) as q:
+def db_url(request: pytest.FixtureRequest) -> str | None:
+    """The queue's database: ``sqlite``, None (the default ``review.sqlite`` in the dataset
+    folder); ``postgres``, a new database on the session's PostgreSQL server (started only
+    when a ``postgres`` test runs)."""
+    if request.param == "sqlite":
+        return None
+    return str(request.getfixturevalue("postgres_url"))
+
+
+@pytest.fixture
+def queue(dataset: Path, db_url: str | None) -> Iterator[ReviewQueue]:
+    with ReviewQueue(DatasetStore(dataset), db_url) as q:
         yield q

@@ -1,4 +1,5 @@
-"""The review queue on real SQLite and real Parquet: import, decisions, races, crash repair."""
+"""The review queue on real SQLite, real PostgreSQL (each test on both: ``db_url``) and real
+Parquet: import, decisions, races, crash repair."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ from repogym.datasets.review import (
 from repogym.datasets.store import DatasetStore
 from repogym.errors import ConfigError, DatasetError, InputError
 from repogym.schemas.records import Status
-from tests.review.conftest import judged, write_flagged
+from tests.review.conftest import judged, sqlite_only, write_flagged
 
 # spawn, not fork: the suite may run threads (a Prefect server, uvicorn) a fork would copy
 SPAWN = multiprocessing.get_context("spawn")
@@ -62,7 +63,7 @@ def test_sync_survives_files_replaced_mid_scan(queue: ReviewQueue, flagged_ids: 
                                               monkeypatch: pytest.MonkeyPatch) -> None:
     """A compaction between listing and reading: the rows move to new files and the listed
     ones vanish. The scan starts again and imports every row once."""
-    real, moved = queue.store.part_files, []
+    real, moved = queue.store.part_files, list[Path]()
 
     def list_then_compact(table: str = "tasks", repo: str | None = None) -> list[Path]:
         listed = real(table, repo)  # type: ignore[arg-type]
@@ -78,12 +79,12 @@ def test_sync_survives_files_replaced_mid_scan(queue: ReviewQueue, flagged_ids: 
     assert [i.instance_id for i in queue.list()] == flagged_ids
 
 
-def test_concurrent_syncs_import_each_row_once(tmp_path: Path) -> None:
+def test_concurrent_syncs_import_each_row_once(tmp_path: Path, db_url: str | None) -> None:
     root = tmp_path / "data"
     ids = write_flagged(root, 40)
-    ReviewQueue(DatasetStore(root)).close()  # create the table before the race
+    ReviewQueue(DatasetStore(root), db_url).close()  # create the table before the race
     barrier, results = SPAWN.Barrier(4), SPAWN.Queue()
-    procs = [SPAWN.Process(target=_sync_worker, args=(str(root), barrier, results))
+    procs = [SPAWN.Process(target=_sync_worker, args=(str(root), db_url, barrier, results))
              for _ in range(4)]
     for p in procs:
         p.start()
@@ -92,13 +93,13 @@ def test_concurrent_syncs_import_each_row_once(tmp_path: Path) -> None:
     outcomes = [results.get(timeout=5) for _ in procs]
     assert all(isinstance(n, int) for n in outcomes), outcomes
     assert sum(outcomes) == 40  # each row inserted by exactly one process
-    with ReviewQueue(DatasetStore(root)) as queue:
+    with ReviewQueue(DatasetStore(root), db_url) as queue:
         assert sorted(i.instance_id for i in queue.list("all")) == sorted(ids)
 
 
-def _sync_worker(root: str, barrier: Any, results: Any) -> None:
+def _sync_worker(root: str, url: str | None, barrier: Any, results: Any) -> None:
     try:
-        with ReviewQueue(DatasetStore(Path(root))) as queue:
+        with ReviewQueue(DatasetStore(Path(root)), url) as queue:
             barrier.wait(30)
             results.put(queue.sync().imported)
     except Exception as exc:  # noqa: BLE001 - reported to the parent
@@ -165,14 +166,15 @@ def test_approve_moves_the_task_into_the_dataset(queue: ReviewQueue, dataset: Pa
 
 
 def test_reject_records_who_and_why_and_writes_nothing(queue: ReviewQueue, dataset: Path,
-                                                       flagged_ids: list[str]) -> None:
+                                                       flagged_ids: list[str],
+                                                       db_url: str | None) -> None:
     tasks_before = DatasetStore(dataset).instance_ids("tasks")
     item = queue.reject(flagged_ids[1], "bob", "statement gives the fix away")
     assert (item.state, item.reviewer, item.note) == (ReviewState.rejected, "bob",
                                                       "statement gives the fix away")
     assert item.decided_at is not None and not item.published
     assert DatasetStore(dataset).instance_ids("tasks") == tasks_before
-    with ReviewQueue(DatasetStore(dataset)) as other:  # durable: a new connection sees it
+    with ReviewQueue(DatasetStore(dataset), db_url) as other:  # durable: a new connection sees it
         assert other.get(flagged_ids[1]).note == "statement gives the fix away"
 
 
@@ -206,24 +208,27 @@ ROUNDS = 25
 CONTENDERS = 4  # processes; even ones approve, odd ones reject
 
 
-def test_racing_processes_record_exactly_one_decision(tmp_path: Path) -> None:
+def test_racing_processes_record_exactly_one_decision(tmp_path: Path,
+                                                      db_url: str | None) -> None:
     root = tmp_path / "data"
     ids = write_flagged(root, ROUNDS)
-    with ReviewQueue(DatasetStore(root)) as queue:
+    with ReviewQueue(DatasetStore(root), db_url) as queue:
         queue.sync()
     barrier, results = SPAWN.Barrier(CONTENDERS), SPAWN.Queue()
-    procs = [SPAWN.Process(target=_race_worker, args=(str(root), ids, n, barrier, results))
+    procs = [SPAWN.Process(target=_race_worker,
+                           args=(str(root), db_url, ids, n, barrier, results))
              for n in range(CONTENDERS)]
     for p in procs:
         p.start()
     outcomes = [results.get(timeout=120) for _ in range(ROUNDS * CONTENDERS)]
     for p in procs:
         p.join(30)
-    _check_race(root, ids, outcomes)
+    _check_race(root, db_url, ids, outcomes)
 
 
-def _race_worker(root: str, ids: list[str], n: int, barrier: Any, results: Any) -> None:
-    with ReviewQueue(DatasetStore(Path(root))) as queue:
+def _race_worker(root: str, url: str | None, ids: list[str], n: int, barrier: Any,
+                 results: Any) -> None:
+    with ReviewQueue(DatasetStore(Path(root)), url) as queue:
         for iid in ids:
             barrier.wait(60)
             results.put(_contend(queue, iid, n))
@@ -244,14 +249,15 @@ def _contend(queue: ReviewQueue, iid: str, n: int) -> tuple[str, str, str, str]:
         return iid, who, "error", repr(exc)
 
 
-def _check_race(root: Path, ids: list[str], outcomes: list[tuple[str, str, str, str]]) -> None:
+def _check_race(root: Path, url: str | None, ids: list[str],
+                outcomes: list[tuple[str, str, str, str]]) -> None:
     assert not [o for o in outcomes if o[2] == "error"], outcomes
     winners = {iid: [o[1] for o in outcomes if o[0] == iid and o[2] == "won"] for iid in ids}
     assert all(len(w) == 1 for w in winners.values()), winners
     for iid, who, result, named in outcomes:
         assert named == winners[iid][0], (iid, who, result, named)  # the loser learns who won
     approved = {iid for iid, [who] in winners.items() if int(who[-1]) % 2 == 0}
-    with ReviewQueue(DatasetStore(root)) as queue:
+    with ReviewQueue(DatasetStore(root), url) as queue:
         for item in queue.list("all"):
             assert item.reviewer == winners[item.instance_id][0]
             assert (item.state is ReviewState.approved) == (item.instance_id in approved)
@@ -260,13 +266,13 @@ def _check_race(root: Path, ids: list[str], outcomes: list[tuple[str, str, str, 
     assert Counter(r.instance_id for r in rows) == Counter(approved)  # each approval once
 
 
-def test_racing_threads_on_one_shared_queue(tmp_path: Path) -> None:
+def test_racing_threads_on_one_shared_queue(tmp_path: Path, db_url: str | None) -> None:
     """The web server's case: one ReviewQueue, many request threads."""
     root = tmp_path / "data"
     ids = write_flagged(root, 15)
     outcomes: list[tuple[str, str, str, str]] = []
     barrier = threading.Barrier(6)
-    with ReviewQueue(DatasetStore(root)) as queue:
+    with ReviewQueue(DatasetStore(root), db_url) as queue:
         queue.sync()
 
         def worker(n: int) -> None:
@@ -280,21 +286,22 @@ def test_racing_threads_on_one_shared_queue(tmp_path: Path) -> None:
         for t in threads:
             t.join(120)
     assert len(outcomes) == 15 * 6
-    _check_race(root, ids, outcomes)
+    _check_race(root, db_url, ids, outcomes)
 
 
 # -- crash repair -----------------------------------------------------------------------
 
-def _approve_then_die(root: str, iid: str) -> None:
-    queue = ReviewQueue(DatasetStore(Path(root)))
+def _approve_then_die(root: str, url: str | None, iid: str) -> None:
+    queue = ReviewQueue(DatasetStore(Path(root)), url)
     queue.store.write = lambda *a, **k: os._exit(17)  # type: ignore[method-assign]
     queue.approve(iid, "carol", "crashes before the store write")
 
 
 def test_crash_between_decision_and_store_write_is_repaired_by_sync(
-        queue: ReviewQueue, dataset: Path, flagged_ids: list[str]) -> None:
+        queue: ReviewQueue, dataset: Path, flagged_ids: list[str], db_url: str | None) -> None:
     queue.sync()
-    child = SPAWN.Process(target=_approve_then_die, args=(str(dataset), flagged_ids[2]))
+    child = SPAWN.Process(target=_approve_then_die,
+                          args=(str(dataset), db_url, flagged_ids[2]))
     child.start()
     child.join(30)
     assert child.exitcode == 17  # the process really died mid-approval
@@ -327,6 +334,7 @@ def test_failed_store_write_keeps_the_decision_and_says_so(
 
 # -- configuration ----------------------------------------------------------------------
 
+@sqlite_only
 def test_default_database_is_sqlite_in_the_dataset(queue: ReviewQueue, dataset: Path) -> None:
     assert queue.url == default_url(dataset) and queue.url.startswith("sqlite:///")
     assert (dataset / "review.sqlite").is_file()
