@@ -32,9 +32,12 @@ def baseline_format() -> str:
     """A digest of what a recorded baseline means besides its inputs: these folding rules,
     the report plugin's per-test account and how it is read, the launcher, time limits and
     runs that go to the end. A cached baseline (or coverage) under another digest is stale."""
+    from repogym.toolchains.python import RUN_ENV  # the runs' environment (hash seed...)
+
     h = hashlib.sha256(Path(__file__).read_bytes())
     for package, name in FORMAT_SOURCES:
         h.update(resources.files(package).joinpath(name).read_bytes())
+    h.update(repr(sorted(RUN_ENV.items())).encode())
     return h.hexdigest()[:16]
 
 

@@ -26,7 +26,7 @@ from repogym.sandboxes.base import Sandbox
 from repogym.sandboxes.channel import Channel, ChannelClosed, ChannelTimeout, new_tag
 from repogym.schemas.records import TestRun, TimeLimits
 from repogym.toolchains.base import RunPlugin
-from repogym.toolchains.python import plugin_source
+from repogym.toolchains.python import RUN_ENV, plugin_source
 
 if TYPE_CHECKING:
     from repogym.toolchains.python import PythonToolchain
@@ -108,8 +108,9 @@ class WarmPytest:
             return self.channel
         tag = new_tag()
         try:
-            channel = self.sandbox.spawn(["python", "-u", "-c", plugin_source("repogym_warm.py"), tag],
-                                         tag=tag)
+            channel = self.sandbox.spawn(  # its forks keep its hash seed: the runs' one
+                ["python", "-u", "-c", plugin_source("repogym_warm.py"), tag], tag=tag,
+                env={"PYTHONHASHSEED": RUN_ENV["PYTHONHASHSEED"]})
         except NotImplementedError as exc:
             self.cold_reason = str(exc)
             return None
@@ -153,7 +154,7 @@ class _WarmRun:
                  exclude: Sequence[str], allowed_changes: Collection[str] | None,
                  check_runner: bool = True, exitfirst: bool = False,
                  collect: Sequence[str] = ()) -> None:
-        from repogym.toolchains.python import PYTEST_ARGS, RUN_ENV, placed_plugins
+        from repogym.toolchains.python import PYTEST_ARGS, placed_plugins
 
         self.sandbox, self.timeout, self.allowed = sandbox, timeout, allowed_changes
         scratch = sandbox.scratch_path()

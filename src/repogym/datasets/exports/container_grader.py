@@ -202,7 +202,8 @@ DROPPED_ENV = ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTHONSTARTUP", "PYTHONHOME"
                "PYTHONUSERBASE", "PYTHONINSPECT", "PYTHONBREAKPOINT", "LD_PRELOAD",
                "LD_LIBRARY_PATH", "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE")
 # repogym.toolchains.python's RUN_ENV and PYTEST_ARGS (a parity test keeps them equal)
-RUN_ENV = {"PYTEST_ADDOPTS": "", "PYTEST_PLUGINS": "", "PYTHONDONTWRITEBYTECODE": "1"}
+RUN_ENV = {"PYTEST_ADDOPTS": "", "PYTEST_PLUGINS": "", "PYTHONDONTWRITEBYTECODE": "1",
+           "PYTHONHASHSEED": "0"}
 PYTEST_ARGS = ("-p", "no:cacheprovider", "--continue-on-collection-errors", "-q", "-rN",
                "--color=no", "--tb=line")
 LAUNCHER_FILE = "repogym_launch.py"
