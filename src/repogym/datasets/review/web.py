@@ -86,6 +86,7 @@ nav form { display: inline; margin: 0; }
 .statement { background: #f6f6f6; padding: .8rem; border-radius: 4px; }
 .diff { background: #fafafa; padding: .6rem; border: 1px solid #eee; overflow-x: auto;
         font-family: ui-monospace, monospace; font-size: .85rem; }
+.diff div { white-space: pre-wrap; word-break: break-all; }
 .diff .add { background: #e6ffed; } .diff .del { background: #ffeef0; }
 .diff .hunk { color: #6f42c1; } .diff .head { color: #555; font-weight: bold; }
 mark.quoted { background: #ffd54f; outline: 1px solid #e0a800; }
@@ -224,7 +225,9 @@ _STATS = """{% extends "layout.html" %}{% block title %}review stats{% endblock 
 <th>same reason</th><th>kappa</th></tr>{% for a in stats.agreement %}<tr>
 <td>{{ a.reason }}</td><td>{{ a.pairs }}</td><td>{{ "%.0f%%"|format(a.action * 100) }}</td>
 <td>{{ "%.0f%%"|format(a.label * 100) }}</td><td>{{ "%.2f"|format(a.kappa) if a.kappa is
- not none else "-" }}</td></tr>{% endfor %}</table>{% endblock %}
+ not none else "-" }}</td></tr>{% else %}<tr><td colspan="5">no task has two reviews yet
+ (REPOGYM_REVIEW_DOUBLE_FRACTION, or repogym review double ID)</td></tr>{% endfor %}</table>
+{% endblock %}
 """
 
 _SCRIPT = """
