@@ -303,3 +303,26 @@ def test_a_failure_note_is_a_line_that_says_something() -> None:
     long = ["x" * (MESSAGE_CHARS - 10) + "\n", 'in "valid/table/nest.toml":\n', "y" * 50 + "\n"]
     kept = _message(long)
     assert kept.startswith('in "valid/table/nest.toml":') and len(kept) <= MESSAGE_CHARS
+
+
+def test_a_crash_keeps_its_panic_line_not_the_dump_s_tail() -> None:
+    """A panic's goroutine dump is thousands of characters; its tail is runtime frames
+    (``/opt/go/src/reflect/value.go:1424 +0x165``, once quoted as a statement's symptom)."""
+    from repogym.toolchains.go.failures import read_failure
+    from repogym.toolchains.plugins.repogym_go_report import MESSAGE_CHARS, _message
+
+    frames = "".join(f"github.com/acme/m.(*Decoder).decode{i}(0x1af3385d20a8, {{0x5bd6d8}})\n"
+                     f"\t/repo/m.go:{100 + i} +0x{i:x}\n" for i in range(60))
+    lines = ["m_test.go:12: decoding the list\n",
+             "panic: reflect: slice index out of range [recovered]\n",
+             "\tpanic: reflect: slice index out of range\n", "\n",
+             "goroutine 7 [running]:\n", frames,
+             "testing.tRunner(0x1af338721208, 0x62c910)\n",
+             "\t/opt/go/src/testing/testing.go:2036 +0xea\n"]
+    kept = _message(lines)
+    assert len("".join(lines)) > MESSAGE_CHARS >= len(kept)
+    assert kept.startswith("m_test.go:12: decoding the list\npanic: reflect: slice index")
+    assert "testing.go:2036" not in kept
+    assert kept.splitlines()[-1] in "".join(lines).splitlines()  # whole lines only
+    read = read_failure(kept, "m_test.go", {})
+    assert read is not None and read.raises == "panic: reflect: slice index out of range"

@@ -278,12 +278,38 @@ def _canary_problems(pkg: _Package, canary: str) -> list[str]:
 
 def _message(lines: list[str]) -> str:
     """The test's output, its last :data:`MESSAGE_CHARS` characters from a line's start
-    (a line cut in the middle reads as another message: ``able/nest.toml":``)."""
+    (a line cut in the middle reads as another message: ``able/nest.toml":``).
+
+    A test that crashed (``panic: ...``) keeps its crash's first line and first frames
+    instead: the goroutine dump after it runs to thousands of characters, and its tail (the
+    runtime's own frames) says nothing about what went wrong."""
     kept = [ln for ln in lines if not ln.lstrip().startswith(("=== ", "--- "))]
     text = "".join(kept).strip()
     if len(text) <= MESSAGE_CHARS:
         return text
-    tail = text[-MESSAGE_CHARS:]
+    crash = min((i for i in (_line_start(text, c) for c in CRASHES) if i >= 0), default=-1)
+    if crash >= 0:
+        said = _tail(text[:crash].strip(), MESSAGE_CHARS // 4)
+        head = text[crash:crash + MESSAGE_CHARS - len(said) - 1]
+        if crash + len(head) < len(text) and "\n" in head:
+            head = head[:head.rfind("\n")]  # whole lines only
+        return f"{said}\n{head}" if said else head
+    return _tail(text, MESSAGE_CHARS)
+
+
+def _line_start(text: str, prefix: str) -> int:
+    """Where the first line starting with ``prefix`` starts (-1: none)."""
+    if text.startswith(prefix):
+        return 0
+    at = text.find("\n" + prefix)
+    return at + 1 if at >= 0 else -1
+
+
+def _tail(text: str, chars: int) -> str:
+    """The last ``chars`` characters of ``text``, from a line's start."""
+    if len(text) <= chars:
+        return text
+    tail = text[-chars:]
     cut = tail.find("\n")
     return tail[cut + 1:] if 0 <= cut < len(tail) - 1 else tail
 
