@@ -283,3 +283,13 @@ def test_the_session_cookie_is_httponly_strict_and_secure_behind_tls(queue: Revi
         cookie = c.get("/signin").headers["set-cookie"].lower()
     assert "httponly" in cookie and "samesite=strict" in cookie
     assert ("secure" in cookie.replace("samesite", "")) == https
+
+
+def test_the_list_shows_at_most_a_page_and_says_how_many_match(
+        alice: TestClient, dataset: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import repogym.datasets.review.web as web
+
+    monkeypatch.setattr(web, "PAGE_ITEMS", 2)
+    page = alice.get("/").text
+    assert len(re.findall(r'<tr class="item"', page)) == 2
+    assert "3 item(s), the first 2 shown" in page

@@ -60,7 +60,7 @@ from typing import Any, Callable, Iterator, Literal, Sequence, get_args
 
 import pyarrow as pa
 from pydantic import ValidationError
-from sqlalchemy import case, create_engine, event, insert, or_, select, update
+from sqlalchemy import case, create_engine, event, func, insert, or_, select, update
 from sqlalchemy.engine import URL, Connection, Engine, make_url
 from sqlalchemy.exc import ArgumentError, IntegrityError, NoSuchModuleError, SQLAlchemyError
 
@@ -310,6 +310,7 @@ class ItemFilter(Record):
     older_than: timedelta | None = None  # flagged at least this long ago
     newer_than: timedelta | None = None  # flagged at most this long ago
     claimed_by: str = ""  # live claims of this reviewer only
+    limit: int | None = None  # at most this many (the first in the list's order)
 
 
 class SyncResult(Record):
@@ -709,7 +710,22 @@ class ReviewQueue:
         wanted = status if isinstance(status, ItemFilter) else self._status_filter(status)
         self.sync()
         with db_errors(self.url):
-            return self._select(*self._where(wanted))
+            return self._select(*self._where(wanted), limit=wanted.limit)
+
+    def count(self, status: str | ItemFilter = "pending") -> int:
+        """How many items :meth:`list` would return without a limit (no sync)."""
+        wanted = status if isinstance(status, ItemFilter) else self._status_filter(status)
+        with db_errors(self.url), self.engine.connect() as conn:
+            return int(conn.execute(select(func.count()).select_from(REVIEW_ITEMS)
+                                    .where(*self._where(wanted))).scalar_one())
+
+    def pending_ids(self) -> builtins.list[str]:
+        """The ids of pending items in the list's order (no task rows read)."""
+        c = REVIEW_ITEMS.c
+        with db_errors(self.url), self.engine.connect() as conn:
+            return list(conn.execute(select(c.instance_id).where(
+                c.state == ReviewState.pending.value).order_by(c.flagged_at, c.instance_id))
+                .scalars())
 
     @staticmethod
     def _status_filter(status: str) -> ItemFilter:
@@ -774,11 +790,12 @@ class ReviewQueue:
         with db_errors(self.url), self.engine.connect() as conn:
             return [_decision(r) for r in conn.execute(query)]
 
-    def _select(self, *where: Any) -> builtins.list[ReviewItem]:
+    def _select(self, *where: Any, limit: int | None = None) -> builtins.list[ReviewItem]:
         c = REVIEW_ITEMS.c
         pending_first = case((c.state == ReviewState.pending.value, 0), else_=1)
         query = (select(REVIEW_ITEMS).where(*where)
-                 .order_by(pending_first, c.decided_at.desc(), c.flagged_at, c.instance_id))
+                 .order_by(pending_first, c.decided_at.desc(), c.flagged_at, c.instance_id)
+                 .limit(limit))
         with self.engine.connect() as conn:
             rows = conn.execute(query).all()
             ids = [r._mapping["instance_id"] for r in rows]

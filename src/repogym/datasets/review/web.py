@@ -72,6 +72,7 @@ from repogym.datasets.review.stats import review_stats
 from repogym.errors import DatasetError, InfraError, InputError, RepogymError
 
 MAX_FORM_BYTES = 64 * 1024
+PAGE_ITEMS = 500  # rows on the list page; the count says how many match
 
 _CSS = """
 body { font-family: system-ui, sans-serif; margin: 1.5rem auto; padding: 0 1rem;
@@ -136,7 +137,8 @@ _INDEX = """{% extends "layout.html" %}{% block title %}review queue{% endblock 
 <label>newer than <input name="newer" size="4" value="{{ newer }}">h</label>
 <label><input type="checkbox" name="mine" value="1"{{ " checked" if mine }}> mine</label>
 <button type="submit">filter</button></form>
-<p>{{ items|length }} item(s). <span class="keys">keys: j/k move · o open · c claim</span></p>
+<p>{{ total }} item(s){% if total > items|length %}, the first {{ items|length }} shown
+ (filter to see others){% endif %}. <span class="keys">keys: j/k move · o open · c claim</span></p>
 <table id="queue"><thead><tr><th>task</th><th>state</th><th>reason</th><th>repo</th>
 <th>language</th><th>age</th><th>claimed by</th><th>reviews</th><th>decided by</th></tr>
 </thead><tbody>
@@ -464,13 +466,14 @@ def create_app(queue: ReviewQueue, *, host: str = "127.0.0.1",
                                        mine=bool(mine), message=msg, now=queue.clock())
         try:
             f = _filter(status, repo, language, reason, older, newer, v.who if mine else "")
-            items = queue.list(f)
+            items = queue.list(f.model_copy(update={"limit": PAGE_ITEMS}))
+            total = queue.count(f) if len(items) == PAGE_ITEMS else len(items)
             facets = queue.facets()
         except RepogymError as exc:
-            return page(v, "index.html", _code(exc), items=[], error=str(exc),
+            return page(v, "index.html", _code(exc), items=[], error=str(exc), total=0,
                         f=ItemFilter(), facets={"repo": [], "language": [], "reason": []},
                         **context)
-        return page(v, "index.html", items=items, f=f, facets=facets, **context)
+        return page(v, "index.html", items=items, f=f, facets=facets, total=total, **context)
 
     def detail_page(v: _Visit, item: ReviewItem, status_code: int = 200,
                     **extra: Any) -> Response:
@@ -602,7 +605,7 @@ def _hours(value: str, name: str) -> timedelta | None:
 def _next_pending(queue: ReviewQueue, current: str) -> str:
     """The detail URL of the next pending task after ``current`` ("" if none)."""
     try:
-        ids = [it.instance_id for it in queue.list("pending")]
+        ids = queue.pending_ids()
     except RepogymError:
         return ""
     after = ids[ids.index(current) + 1:] if current in ids else ids
@@ -610,7 +613,8 @@ def _next_pending(queue: ReviewQueue, current: str) -> str:
 
 
 def _error_page(page: Callable[..., Response], v: _Visit, exc: RepogymError) -> Response:
-    return page(v, "index.html", _code(exc), items=[], error=str(exc), f=ItemFilter(),
+    return page(v, "index.html", _code(exc), items=[], error=str(exc), total=0,
+                f=ItemFilter(),
                 facets={"repo": [], "language": [], "reason": []}, statuses=STATUS_FILTERS,
                 older="", newer="", mine=False, now=None)
 
