@@ -315,3 +315,20 @@ def test_a_quoted_failure_drops_repogyms_harness_frames_and_the_javascript_test_
     names = _test_names(["test/index.js > nested", "test/index.js > keeps the order"])
     assert {"test/index.js", "index.js", "keeps the order"} <= names
     assert "nested" not in names  # a one-word title is an ordinary word, not a test's name
+
+
+def test_an_error_traced_calls_should_raise_is_not_said_again_without_a_call():
+    """markupsafe's ``Markup('<em></em>') % 42``: two traced calls return where they should
+    raise TypeError; a third test's message (``DID NOT RAISE``) says only that some call
+    should raise TypeError -- said once, by the calls, not again as a bare line."""
+    tests = [f"tests/test_geo.py::test_{n}" for n in ("a", "b", "c")]
+    error = "TypeError: not all arguments converted during string formatting"
+    broken = [record("0", test=t, args=(str(i), "2")) for i, t in enumerate(tests[:2])]
+    gold = [record(raised=error, test=t, args=(str(i), "2")) for i, t in enumerate(tests[:2])]
+    messages = {t: "Failed: DID NOT RAISE <class 'TypeError'>" for t in tests}
+    text = offline_statement(cand(), StatementEvidence(
+        fail_to_pass=tuple(tests), messages=messages,
+        broken=CallTrace(calls={t: tuple(r for r in broken if r.test == t) for t in tests}),
+        gold=CallTrace(calls={t: tuple(r for r in gold if r.test == t) for t in tests})))
+    assert "`geo.area(0, 2)`" in text and "`geo.area(1, 2)`" in text, text
+    assert text.count("TypeError") == 2, text

@@ -51,6 +51,7 @@ from repogym.schemas.records import Checkout, CoverageMap, EnvSpec, TestRun, Tim
 from repogym.toolchains import python_deps as pydeps
 from repogym.toolchains.base import TOOLCHAINS, CallTracing, RunPlugin, TestRunner, Toolchain
 from repogym.toolchains.pytest_report import parse_report
+from repogym.toolchains.python_build import builds_c, c_build_layer
 from repogym.toolchains.runs import exec_or_lost as _exec_or_lost
 from repogym.toolchains.runs import salvaged as _salvaged
 from repogym.toolchains.runs import text_or_none as _text_or_none
@@ -263,7 +264,8 @@ class PythonToolchain(Toolchain):
             raise NoTestsError(f"{checkout.name}: no test files found (test_*.py, *_test.py, tests/)")
         return EnvSpec(repo=checkout.name, commit=checkout.commit, base_image=base_image,
                        toolchain="python", install_steps=tuple(self.install_steps(repo)),
-                       recipe_version=RECIPE_VERSION)
+                       recipe_version=RECIPE_VERSION,
+                       layer=c_build_layer() if builds_c(repo) else None)
 
     def install_steps(self, repo: Path) -> list[str]:
         steps = ["python -m pip install -q -U pip setuptools wheel"]

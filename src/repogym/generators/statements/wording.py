@@ -118,11 +118,15 @@ def _body(groups: dict[str, list[Observed]], cand: Candidate, f2p: Sequence[str]
     no call names comes last."""
     lines: list[str] = []
     many = len([k for k in groups if k]) > 1
-    stated = {o.raises for f, obs in groups.items() if f for o in obs[:MAX_EXAMPLES] if o.raises}
+    above = [o for f, obs in groups.items() if f for o in obs[:MAX_EXAMPLES]]
+    stated = {o.raises for o in above if o.raises}
+    expected = {_kind(o.should_raise) for o in above if o.should_raise}
     for function in sorted(groups, key=lambda f: f == ""):
         cap = MAX_EXAMPLES if function else MAX_EXAMPLES + 2
-        shown = groups[function] if function else [  # an error a call above already raised
-            o for o in groups[function] if o.call is not None or o.raises not in stated]
+        shown = groups[function] if function else [  # an error a call above already raised,
+            o for o in groups[function] if o.call is not None  # or should have raised
+            or (o.raises not in stated and not (o.should_raise and not o.raises
+                                                 and _kind(o.should_raise) in expected))]
         sentences = [s for o in shown[:cap] if (s := sentence(o, cand))]
         sentences = [s for s in sentences if _clean(s, cand, f2p)]
         if not sentences:
@@ -144,6 +148,11 @@ def _raw_blocks(tests: Sequence[str], ev: StatementEvidence, cand: Candidate) ->
             seen.append(block)
             out += ["A failing check reports:", "", "```", *block, "```", ""]
     return out
+
+
+def _kind(error: str | None) -> str:
+    """An error's type: ``TypeError`` of ``TypeError: not all arguments converted``."""
+    return (error or "").split(":", 1)[0].strip()
 
 
 def sentence(o: Observed, cand: Candidate | None) -> str | None:
