@@ -202,7 +202,7 @@ def test_unittest_and_pytest_special_messages():
         "It does not raise; it should raise `EmptyStack`."]
     assert read("AssertionError: False is not true") == [
         "It returns `False`; it should return a true value."]
-    assert read("AssertionError: '' is not None") == ["It returns `''`; it should return `None`."]
+    assert read("AssertionError: '' is not None") == ["I get `''` where `None` is expected."]
     assert read("AssertionError: Expected 'send' to be called once. Called 0 times.") == [
         "It should call `send` once; `send` is called 0 times."]
     assert read("AssertionError: 2 not found in (1, 3)") == [
@@ -332,3 +332,20 @@ def test_an_error_traced_calls_should_raise_is_not_said_again_without_a_call():
         gold=CallTrace(calls={t: tuple(r for r in gold if r.test == t) for t in tests})))
     assert "`geo.area(0, 2)`" in text and "`geo.area(1, 2)`" in text, text
     assert text.count("TypeError") == 2, text
+
+
+def test_a_behaviour_no_call_names_is_said_without_calling_it():
+    """No call known: the sentence says what the check saw ("I get ..."), never "Calling it
+    gives ..." with an "it" that stands for nothing; every candidate's wording is tried."""
+    from repogym.generators.statements.observed import Observed
+    from repogym.generators.statements.wording import sentence
+
+    returns = Observed(function="area", returns="nan", should_return="9")
+    raises = Observed(function="area", raises="ValueError: bad", should_return="9")
+    for i in range(40):
+        c = cand(salt=f"# {i}\n")
+        for o, got in ((returns, "`nan`"), (raises, "`ValueError: bad`")):
+            text = sentence(o, c)
+            assert text and "it gives" not in text.lower() and "calling" not in text.lower()
+            assert got in text and "`9`" in text
+            assert text.index(got) < text.index("`9`") or "Instead of" in text

@@ -57,6 +57,12 @@ RETURNS_NOT_RAISES = ("{c} returns `{got}`; it should raise `{should}`.",
                       "I expected {c} to raise `{should}`, but it returns `{got}`.")
 RAISES_OTHER = ("{c} raises `{exc}`; it should raise `{should}`.",
                 "I expected {c} to raise `{should}`, but it raises `{exc}`.")
+# when no call is known ("it" would stand for nothing): what the check saw, not a call
+RETURNS_NO_CALL = ("I get `{got}` where `{exp}` is expected.",
+                   "The result is `{got}`; it should be `{exp}`.",
+                   "I get `{got}`, but the right result is `{exp}`.")
+RAISES_NO_CALL = ("An error is raised, `{exc}`, where `{exp}` is expected.",
+                  "Instead of `{exp}`, I get the error `{exc}`.")
 IS = ("{c} is `{got}`; it should be `{exp}`.", "{c} is `{got}`, but it should be `{exp}`.",
       "I expected {c} to be `{exp}`, but it is `{got}`.")
 HANGS = ("{c} never returns (it hangs){then}.", "{c} hangs: it never returns{then}.")
@@ -170,7 +176,8 @@ def _template(o: Observed, cand: Candidate | None) -> str | None:
             (f", where it should raise `{o.should_raise}`" if o.should_raise else "")
         return _pick(cand, "hangs", HANGS).format(then=then, **fill)
     if o.raises and o.should_return:
-        return _pick(cand, "raises", RAISES_NOT_RETURNS).format(**fill)
+        forms = RAISES_NOT_RETURNS if o.call else RAISES_NO_CALL
+        return _pick(cand, "raises", forms).format(**fill)
     if o.raises and o.should_raise:
         return _pick(cand, "raises_other", RAISES_OTHER).format(**fill)
     if o.returns is not None and o.should_raise:
@@ -178,7 +185,7 @@ def _template(o: Observed, cand: Candidate | None) -> str | None:
     if o.should_raise:
         return _pick(cand, "not_raised", NOT_RAISED).format(**fill)
     if o.returns is not None and o.should_return is not None:
-        forms = IS if o.call and _attribute(o.call) else RETURNS
+        forms = (RETURNS_NO_CALL if not o.call else IS if _attribute(o.call) else RETURNS)
         return _pick(cand, "returns", forms).format(**fill)
     return _other_sentence(o, c)
 
