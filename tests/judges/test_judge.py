@@ -583,3 +583,30 @@ def test_a_mined_fix_whose_fixed_state_errors_everywhere_does_not_fit_the_env(wo
         "tinycalc/__init__.py", "", "raise ImportError('needs a newer environment')\n")})
     j = world.judge(cand)
     assert (j.verdict.status, j.verdict.reason) == (Status.reject, "env_mismatch:all_tests_error")
+
+
+def test_bug_whose_run_contradicts_its_report_is_too_blunt_not_infra(world, monkeypatch):
+    """A broken state whose run leaves a report the run contradicts (a Java test JVM that
+    died on its own under a mutant of commons-cli) while the clean state still passes is
+    the bug's doing: a verdict, never judged again -- not an infrastructure error. The same
+    report at the clean state too stays infrastructure."""
+    real = world.runner.run_tests
+    died = "the test JVM died on its own (System.exit, a crash)"
+
+    def contradicted(always: bool):
+        def run_tests(sandbox, **kw):
+            run = real(sandbox, **kw)
+            broken = always or sandbox.exec(["grep", "-q", "a - b", "tinycalc/ops.py"],
+                                            timeout=30).ok
+            return run.model_copy(update={"problems": [died]}) if broken else run
+        return run_tests
+
+    monkeypatch.setattr(world.runner, "run_tests", contradicted(always=False))
+    j = world.judge(bug(OPS.replace("return a + b", "return a - b")))
+    assert (j.verdict.status, j.verdict.reason) == (Status.reject, "too_blunt:runner_crash")
+    assert "cannot be trusted" in j.verdict.detail and died in j.verdict.detail
+
+    monkeypatch.setattr(world.runner, "run_tests", contradicted(always=True))
+    j = world.judge(bug(OPS.replace("return a + b", "return a * b")))
+    assert (j.verdict.status, j.verdict.reason) == (Status.infra_error,
+                                                    "infra:inconsistent_report")

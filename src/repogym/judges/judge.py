@@ -643,7 +643,14 @@ class Judge:
 _WHY = {Reason.infra.code("incomplete_report"): ("runner_crash",
                                                 "crashes the test runner itself"),
         Reason.infra.code("timeout"): ("hang", "makes the test run hang outside any test (at "
-                                               "import or collection)")}
+                                               "import or collection)"),
+        # the runner's process ended in a way its report contradicts: a test JVM that died
+        # on its own, an exit status the report disagrees with (commons-cli: a mutant whose
+        # broken state killed the forked JVM was infra, and judged again on every run)
+        Reason.infra.code("inconsistent_report"): ("runner_crash",
+                                                  "leaves a test report that cannot be "
+                                                  "trusted (the runner's process died or "
+                                                  "contradicts it)")}
 
 
 TRACED_PER_FUNCTION = 2  # a statement shows a few examples per broken behaviour
