@@ -176,8 +176,8 @@ def _template(o: Observed, cand: Candidate | None) -> str | None:
             (f", where it should raise `{o.should_raise}`" if o.should_raise else "")
         return _pick(cand, "hangs", HANGS).format(then=then, **fill)
     if o.raises and o.should_return:
-        forms = RAISES_NOT_RETURNS if o.call else RAISES_NO_CALL
-        return _pick(cand, "raises", forms).format(**fill)
+        raising: Sequence[str] = RAISES_NOT_RETURNS if o.call else RAISES_NO_CALL
+        return _pick(cand, "raises", raising).format(**fill)
     if o.raises and o.should_raise:
         return _pick(cand, "raises_other", RAISES_OTHER).format(**fill)
     if o.returns is not None and o.should_raise:
@@ -185,7 +185,8 @@ def _template(o: Observed, cand: Candidate | None) -> str | None:
     if o.should_raise:
         return _pick(cand, "not_raised", NOT_RAISED).format(**fill)
     if o.returns is not None and o.should_return is not None:
-        forms = (RETURNS_NO_CALL if not o.call else IS if _attribute(o.call) else RETURNS)
+        forms: Sequence[str] = (RETURNS_NO_CALL if not o.call
+                                else IS if _attribute(o.call) else RETURNS)
         return _pick(cand, "returns", forms).format(**fill)
     return _other_sentence(o, c)
 
