@@ -514,6 +514,10 @@ def test_uvu_diffs_aliases_and_loop_variables_as_kleurs_tests_have_them() -> Non
     called = {n: read_failure(at.format(n), "test/index.js", sources).call for n in (10, 11, 13, 14)}
     assert called == {10: "kleur.red().bold(…)", 11: None, 13: "kleur.red().bold('foo')",
                       14: "kleur.red(false)"}
+    escaped = read_failure(colours + '\nrg-values: {"actual": "\\u001b[31mfoobar\\u001b[39m", '
+                           '"expected": "\\u001b[31mfoobar\\u001b[0m"}', "test/index.js", sources)
+    assert escaped and escaped.note is None and (escaped.actual, escaped.expected) == (
+        '"\\u001b[31mfoobar\\u001b[39m"', '"\\u001b[31mfoobar\\u001b[0m"')
     padded = read_failure("Assertion: x (is)\n++false            [string] (Expected)\n"
                           "--false  [boolean] (Actual)", "x.js", {})
     assert padded and (padded.actual, padded.expected) == ("false [boolean]", "false [string]")

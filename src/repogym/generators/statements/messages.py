@@ -255,6 +255,7 @@ def _times(count: str) -> str:
     return "once" if count == "1" else f"{count} times"
 
 
+VALUES_LINE = "rg-values: "  # the JavaScript reporters' escaped values (javascript/failures.py)
 SCRATCH = re.compile(r"[\\/]rg-[0-9a-f]{16,}[\\/]|[\\/]rg-[\w.-]+\.(?:c|m)?js\b")
 
 
@@ -263,8 +264,8 @@ def raw_lines(message: str) -> list[str]:
     lines = []
     for line in message.splitlines():
         line = re.sub(r"\s+", " ", scrub(line)).strip()
-        if SCRATCH.search(line):  # repogym's own harness: no part of the project
-            continue
+        if SCRATCH.search(line) or line.startswith(VALUES_LINE):  # repogym's own harness
+            continue  # (its frames, the escaped values its reporter adds): not the project's
         if line and not re.fullmatch(r"[-+?^ ]*", line):
             lines.append(line[:200])
     return lines[:6]

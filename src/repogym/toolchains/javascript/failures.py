@@ -21,12 +21,16 @@ The expression checked comes from the test's source, at the line the message's c
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 
 from repogym.schemas.calls import FailureReading
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
+# both sides of a check whose values differ in characters that do not print, JSON-escaped
+# (the uvu reporter adds it: the diff it prints strips them)
+_VALUES = re.compile(r"^rg-values: (\{.*\})$", re.M)
 INVISIBLE = ("the value differs from the expected one only in characters that do not print "
              "(such as terminal colour codes)")
 _EXPECTED = re.compile(r"^\s*Expected(?: value)?:\s*(.+)$", re.M)
@@ -61,7 +65,7 @@ def read_failure(message: str, file: str, sources: Mapping[str, str]) -> Failure
         return FailureReading(call=call, hangs=True)
     if _NOT_THROWN.search(text):
         return FailureReading(call=call, should_raise="an error")
-    compared = _compared(text)
+    compared = _escaped(text) or _compared(text)
     if compared is not None:
         actual, expected = compared
         if actual == "a thrown error":  # chai's to.throw(X), as vitest says it
@@ -75,6 +79,22 @@ def read_failure(message: str, file: str, sources: Mapping[str, str]) -> Failure
             return FailureReading(call=call, raises=f"{m.group(1)}: {m.group(2).strip()}"
                                   if m.group(2).strip() else m.group(1))
     return None
+
+
+def _escaped(text: str) -> tuple[str, str] | None:
+    """(actual, expected) as JSON strings (``"\\u001b[31mfoo\\u001b[39m"``) when the
+    reporter gave both sides of values that differ only where nothing prints."""
+    m = _VALUES.search(text)
+    if m is None:
+        return None
+    try:
+        values = json.loads(m.group(1))
+    except ValueError:
+        return None
+    actual, expected = values.get("actual"), values.get("expected")
+    if not (isinstance(actual, str) and isinstance(expected, str)) or actual == expected:
+        return None
+    return json.dumps(actual), json.dumps(expected)
 
 
 def _compared(text: str) -> tuple[str, str] | None:

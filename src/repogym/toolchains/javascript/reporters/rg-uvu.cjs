@@ -35,6 +35,8 @@ if (IS_UVU && require('worker_threads').isMainThread && !globalThis.__REPOGYM_UV
   const TIMEOUT = Number(CONFIG.test_timeout_ms) || 0;
   // eslint-disable-next-line no-control-regex
   const ANSI = /\u001b\[[0-9;]*[A-Za-z]/g;
+  const HIDDEN = /[\u0000-\u0008\u000b-\u001f\u007f]/; // what prints as nothing
+  const VALUES = 'rg-values: '; // read by repogym/toolchains/javascript/failures.py
   const NOISE = /^\s+at .*(node_modules|node:internal|\(<anonymous>\)|uvu-record\.cjs|repogym-uvu-shim\.mjs|[\\/]rg-[\w.-]+\.c?m?js)/;
   const SELECT = Array.isArray(CONFIG.select) ? new Set(CONFIG.select) : null;
   const EXCLUDE = new Set(Array.isArray(CONFIG.exclude) ? CONFIG.exclude : []);
@@ -53,6 +55,14 @@ if (IS_UVU && require('worker_threads').isMainThread && !globalThis.__REPOGYM_UV
     let msg = (e.name ? e.name + ': ' : '') + (e.message || String(e));
     if (e.operator) msg += ' (' + e.operator + ')';
     if (typeof e.details === 'string' && e.details) msg += '\n' + e.details; // uvu/assert diff
+    // two strings that differ in characters the diff cannot show (kleur's colour codes: the
+    // ANSI stripping below would leave two equal-looking sides): both sides, JSON-escaped
+    const expects = 'expects' in e ? e.expects : e.expected;
+    if (typeof e.actual === 'string' && typeof expects === 'string' && e.actual !== expects
+        && (HIDDEN.test(e.actual) || HIDDEN.test(expects))) {
+      msg += '\n' + VALUES + JSON.stringify({actual: e.actual.slice(0, 400),
+                                             expected: expects.slice(0, 400)});
+    }
     const stack = String(e.stack || '');
     const frames = stack.split('\n').filter((l) => /^\s+at /.test(l)).join('\n');
     return trim(msg + (frames ? '\n' + frames : ''));
