@@ -349,3 +349,24 @@ def test_a_behaviour_no_call_names_is_said_without_calling_it():
             assert text and "it gives" not in text.lower() and "calling" not in text.lower()
             assert got in text and "`9`" in text
             assert text.index(got) < text.index("`9`") or "Instead of" in text
+
+
+def test_a_value_a_traced_call_returned_is_not_said_again_without_a_call():
+    """kleur: a traced call returns `4` where `5` is expected; another failing test's
+    message shows the same two values with no call -- said once, by the call. A different
+    value with no call is still said."""
+    tests = [f"tests/test_geo.py::test_{n}" for n in ("a", "b", "c")]
+    text = offline_statement(cand(), StatementEvidence(
+        fail_to_pass=tuple(tests),
+        messages={tests[1]: "assert 4 == 5", tests[2]: "assert 7 == 8"},
+        broken=CallTrace(calls={tests[0]: (record("4", test=tests[0]),)}),
+        gold=CallTrace(calls={tests[0]: (record("5", test=tests[0]),)})))
+    assert text.count("`4`") == 1 and "`geo.area(2, 2)`" in text, text
+    assert "`7`" in text and "`8`" in text, text
+    from repogym.generators.statements.observed import Observed
+    from repogym.generators.statements.wording import _said_above
+
+    called = [Observed(function="geo.area", call="geo.area(2, 2)", returns="4",
+                       should_return="5")]
+    assert _said_above(Observed(returns="4", should_return="5"), called)
+    assert not _said_above(Observed(returns="4", should_return="6"), called)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from repogym.generators.statements import observations, offline_statement
-from repogym.generators.statements.wording import RETURNS
+from repogym.generators.statements.wording import RETURNS, RETURNS_NO_CALL
 from repogym.patches import reverse_diff, unified_diff
 from repogym.schemas.calls import FailureReading, StatementEvidence
 from repogym.schemas.records import Candidate, CandidateKind
@@ -260,9 +260,10 @@ def statement(messages: dict[str, str], sources: dict[str, str],
 
 def says_returns(text: str, call: str | None, got: str, want: str) -> bool:
     """``text`` says, in one of the writer's forms, that ``call`` returns ``got`` and
-    should return ``want``."""
-    c = f"`{call}`" if call else "it"
-    forms = [f.format(c=c, got=got, exp=want) for f in RETURNS]
+    should return ``want`` (no call: that the check got ``got`` where ``want`` was
+    expected)."""
+    forms = [f.format(c=f"`{call}`" if call else "", got=got, exp=want)
+             for f in (RETURNS if call else RETURNS_NO_CALL)]
     return any(f in text or f[:1].upper() + f[1:] in text for f in forms)
 
 

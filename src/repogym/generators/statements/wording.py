@@ -125,14 +125,10 @@ def _body(groups: dict[str, list[Observed]], cand: Candidate, f2p: Sequence[str]
     lines: list[str] = []
     many = len([k for k in groups if k]) > 1
     above = [o for f, obs in groups.items() if f for o in obs[:MAX_EXAMPLES]]
-    stated = {o.raises for o in above if o.raises}
-    expected = {_kind(o.should_raise) for o in above if o.should_raise}
     for function in sorted(groups, key=lambda f: f == ""):
         cap = MAX_EXAMPLES if function else MAX_EXAMPLES + 2
-        shown = groups[function] if function else [  # an error a call above already raised,
-            o for o in groups[function] if o.call is not None  # or should have raised
-            or (o.raises not in stated and not (o.should_raise and not o.raises
-                                                 and _kind(o.should_raise) in expected))]
+        shown = groups[function] if function else [
+            o for o in groups[function] if o.call is not None or not _said_above(o, above)]
         sentences = [s for o in shown[:cap] if (s := sentence(o, cand))]
         sentences = [s for s in sentences if _clean(s, cand, f2p)]
         if not sentences:
@@ -141,6 +137,23 @@ def _body(groups: dict[str, list[Observed]], cand: Candidate, f2p: Sequence[str]
             lines += [f"### `{function}`" if function else "### Also", ""]
         lines += [f"- {s}" for s in sentences] + [""]
     return lines
+
+
+def _said_above(o: Observed, above: Sequence[Observed]) -> bool:
+    """Whether a behaviour no call names repeats one a call ``above`` shows: the error it
+    raised, the error kind it should have raised, or the value it returned where it should
+    have returned the same other one, or a comparison of those two values (kleur:
+    ``kleur.red()`` returns ``undefined [string]``, then again, with no call, "the result is
+    ``undefined [string]``")."""
+    if o.raises and o.raises in {x.raises for x in above}:
+        return True
+    if o.should_raise and not o.raises and _kind(o.should_raise) in {
+            _kind(x.should_raise) for x in above if x.should_raise}:
+        return True
+    pairs = {(x.returns, x.should_return) for x in above if x.returns is not None}
+    if o.compared and (o.compared in pairs or o.compared[::-1] in pairs):
+        return True  # the same two values, the sides unknown
+    return o.returns is not None and (o.returns, o.should_return) in pairs
 
 
 def _raw_blocks(tests: Sequence[str], ev: StatementEvidence, cand: Candidate) -> list[str]:
