@@ -112,23 +112,29 @@ def test_mocha_3(tmp_path) -> None:
 
 def test_uvu_values_that_differ_only_in_colour_codes_keep_their_codes(tmp_path) -> None:
     """kleur's case: uvu's diff strips the ANSI codes, so both sides print the same; the
-    reporter adds both values JSON-escaped and the statement reader shows the codes."""
+    reporter adds both values JSON-escaped and the statement reader shows the codes.
+    (CommonJS, no ``esm``: its compile cache lives in the vendored ``node_modules`` that
+    :data:`UVU_05`'s environment would share.)"""
     from repogym.toolchains.javascript.failures import read_failure
 
-    files = dict(UVU_05)
-    files["src/index.js"] = "export const red = (s) => '\\x1b[31m' + s + '\\x1b[39m';\n"
-    files["test/index.js"] = ("import { test } from 'uvu';\nimport * as assert from 'uvu/assert';\n"
-                              "import { red } from '../src';\n\n"
-                              "test('red', () => {\n"
-                              "  assert.is(red('foo'), '\\x1b[31mfoo\\x1b[39m');\n});\n"
-                              "test.run();\n")
+    test = ("const { test } = require('uvu');\nconst assert = require('uvu/assert');\n"
+            "const { red } = require('../src');\n\n"
+            "test('red', () => {\n  assert.is(red('foo'), '\\x1b[31mfoo\\x1b[39m');\n});\n"
+            "test('throws a string', () => { throw 'plain'; });\n"  # not an object: still read
+            "test.run();\n")
+    files = {"package.json": json.dumps({"name": "colours", "version": "1.0.0",
+                                         "scripts": {"test": "uvu test"},
+                                         "devDependencies": {"uvu": "0.5.6"}}),
+             "src/index.js": "exports.red = (s) => '\\x1b[31m' + s + '\\x1b[39m';\n",
+             "test/index.js": test}
     tc, sandbox = sandbox_of(tmp_path, files)
     with sandbox:
-        sandbox.write_file("src/index.js",
-                           "export const red = (s) => '\\x1b[31m' + s + '\\x1b[0m';\n")
+        sandbox.write_file("src/index.js", "exports.red = (s) => '\\x1b[31m' + s + '\\x1b[0m';\n")
         run = tc.run_tests(sandbox, timeout=120, check_runner=False)
+        assert "test/index.js > red" in run.results, (run.results, run.problems, run.log_tail)
         result = run.results["test/index.js > red"]
         assert result.outcome is Outcome.failed, (run.problems, run.log_tail)
-        got = read_failure(result.message, "test/index.js", {"test/index.js": files["test/index.js"]})
+        assert run.outcome("test/index.js > throws a string") is Outcome.failed
+        got = read_failure(result.message, "test/index.js", {"test/index.js": test})
         assert got and (got.call, got.actual, got.expected) == (
             "red('foo')", '"\\u001b[31mfoo\\u001b[0m"', '"\\u001b[31mfoo\\u001b[39m"'), result.message

@@ -57,7 +57,7 @@ if (IS_UVU && require('worker_threads').isMainThread && !globalThis.__REPOGYM_UV
     if (typeof e.details === 'string' && e.details) msg += '\n' + e.details; // uvu/assert diff
     // two strings that differ in characters the diff cannot show (kleur's colour codes: the
     // ANSI stripping below would leave two equal-looking sides): both sides, JSON-escaped
-    const expects = 'expects' in e ? e.expects : e.expected;
+    const expects = typeof e === 'object' && 'expects' in e ? e.expects : e.expected;
     if (typeof e.actual === 'string' && typeof expects === 'string' && e.actual !== expects
         && (HIDDEN.test(e.actual) || HIDDEN.test(expects))) {
       msg += '\n' + VALUES + JSON.stringify({actual: e.actual.slice(0, 400),
