@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 
 from repogym.generators.statements.observed import Comparison, Observed
 from repogym.generators.statements.values import OBJECT, is_test_module, scrub
+from repogym.toolchains.javascript.failures import VALUES_PREFIX
 
 TIMEOUT = re.compile(r"\bTimeout\b|\btimed out\b", re.IGNORECASE)
 """A message (or an exception) that says a test was stopped for taking too long."""
@@ -255,7 +256,6 @@ def _times(count: str) -> str:
     return "once" if count == "1" else f"{count} times"
 
 
-VALUES_LINE = "rg-values: "  # the JavaScript reporters' escaped values (javascript/failures.py)
 SCRATCH = re.compile(r"[\\/]rg-[0-9a-f]{16,}[\\/]|[\\/]rg-[\w.-]+\.(?:c|m)?js\b")
 
 
@@ -264,7 +264,7 @@ def raw_lines(message: str) -> list[str]:
     lines = []
     for line in message.splitlines():
         line = re.sub(r"\s+", " ", scrub(line)).strip()
-        if SCRATCH.search(line) or line.startswith(VALUES_LINE):  # repogym's own harness
+        if SCRATCH.search(line) or line.startswith(VALUES_PREFIX):  # repogym's own harness
             continue  # (its frames, the escaped values its reporter adds): not the project's
         if line and not re.fullmatch(r"[-+?^ ]*", line):
             lines.append(line[:200])

@@ -28,9 +28,10 @@ from collections.abc import Mapping
 from repogym.schemas.calls import FailureReading
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
-# both sides of a check whose values differ in characters that do not print, JSON-escaped
-# (the uvu reporter adds it: the diff it prints strips them)
-_VALUES = re.compile(r"^rg-values: (\{.*\})$", re.M)
+# the line the uvu reporter adds with both sides, JSON-escaped, of a check whose values differ
+# in characters that do not print (the diff it prints strips them); its ``VALUES`` constant
+VALUES_PREFIX = "rg-values: "
+_VALUES = re.compile(rf"^{re.escape(VALUES_PREFIX)}(\{{.*\}})$", re.M)
 INVISIBLE = ("the value differs from the expected one only in characters that do not print "
              "(such as terminal colour codes)")
 _EXPECTED = re.compile(r"^\s*Expected(?: value)?:\s*(.+)$", re.M)
