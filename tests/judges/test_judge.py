@@ -254,12 +254,13 @@ POLLUTER = ("\n\nSEEN = []\n\n\ndef test_aa_pollutes():\n    SEEN.append(1)\n"
 def test_a_mined_fix_whose_tests_fail_only_beside_an_unlisted_test_is_a_no_op(world):
     """Grading runs F2P + P2P alone: a test that failed before the fix only because a test
     the task does not list (it fails with the fix too) ran first would pass there with no
-    patch at all. The broken state runs again without that test, and nothing is left."""
+    patch at all. The broken state runs only the tests that pass with the fix, so that
+    test does not run beside them, and nothing fails before the fix."""
     polluted = OLD_PROJECT["tests/test_ops.py"] + POLLUTER
     tests = unified_diff("tests/test_ops.py", OLD_PROJECT["tests/test_ops.py"], polluted)
     j = world.judge(mined(test_patch=tests))
     assert (j.verdict.status, j.verdict.reason) == (Status.reject, "no_op"), j.verdict
-    assert "when run as graded" in j.verdict.detail and "test_aa_pollutes" in j.verdict.detail
+    assert "no test fails before the fix" in j.verdict.detail
 
 
 def test_a_mined_fix_keeps_only_the_tests_that_fail_as_graded(world):
@@ -496,49 +497,68 @@ def test_gold_that_is_not_the_exact_reverse_is_rerun(world):
 
 def test_mined_fix_runs_broken_only_the_tests_that_can_change(world):
     """With coverage, the broken state runs the test patch's files and the tests that run
-    the files the fix changes; every other test is judged from the gold runs (P2P)."""
+    the code the fix changes; every other test is judged from the gold run (P2P). The
+    fix's line was changed again since (here the baseline's commit is the fix's own), so
+    it is carried by its function: ``first_n``, which ``test_add`` does not run although
+    it is in the same file."""
     gold = unified_diff("tinycalc/ops.py", OLD_PROJECT["tinycalc/ops.py"], OPS)
     new_test = new_file_diff("tests/test_first.py", "from tinycalc.ops import first_n\n\n\n"
                              "def test_first_two():\n    assert first_n([1, 2, 3], 2) == [1, 2]\n")
     cand = Candidate(kind=CandidateKind.mined, repo="tinycalc", base_commit=COMMIT["parent"],
                      bug_patch="", gold_patch=gold, test_patch=new_test, generator="mined")
-    judge = with_coverage(world, {"tinycalc/ops.py": {2: ("tests/test_ops.py::test_add",)}})
+    judge = with_coverage(world, {"tinycalc/ops.py": {2: ("tests/test_ops.py::test_add",),
+                                                      14: ("tests/test_ops.py::test_clamp_mid",)}})
     j = judge.judge(cand)
     assert j.verdict.status is Status.accept, j.verdict
-    assert set(j.broken_run.results) == {"tests/test_ops.py::test_add",
+    # test_clamp_mid stands for a test the map says runs first_n's body (line 14)
+    assert set(j.broken_run.results) == {"tests/test_ops.py::test_clamp_mid",
                                          "tests/test_first.py::test_first_two"}
     assert j.verdict.fail_to_pass == ("tests/test_first.py::test_first_two",)
-    assert {"tests/test_ops.py::test_clamp_low", "tests/test_ops.py::test_add"} <= set(
-        j.verdict.pass_to_pass)
+    assert {"tests/test_ops.py::test_clamp_low", "tests/test_ops.py::test_add",
+            "tests/test_ops.py::test_clamp_mid"} <= set(j.verdict.pass_to_pass)
 
 
-def test_a_mined_fix_the_baseline_ran_reruns_only_its_failing_tests(world):
-    """The fix's lines are, unchanged, in the baseline's commit (here it is the fix's own
-    commit): the baseline's runs vouch for the stability of the tests they ran, and the
-    oracle reruns only the tests the fix makes pass; a fix the baseline never ran (its
-    commit unknown here) reruns every test that runs its lines too."""
+def test_a_mined_fix_to_a_signature_reaches_the_callers_not_every_test(world):
+    """A ``def`` line runs at import; the fix's change to it (a new default) still reaches
+    only the tests that call the function (run its body), not every test."""
+    fixed = OPS.replace("def first_n(items, n):", "def first_n(items, n=2):")
+    gold = unified_diff("tinycalc/ops.py", OLD_PROJECT["tinycalc/ops.py"], fixed)
+    new_test = new_file_diff("tests/test_first.py", "from tinycalc.ops import first_n\n\n\n"
+                             "def test_first_two():\n    assert first_n([1, 2, 3]) == [1, 2]\n")
+    cand = Candidate(kind=CandidateKind.mined, repo="tinycalc", base_commit=COMMIT["parent"],
+                     bug_patch="", gold_patch=gold, test_patch=new_test, generator="mined")
+    judge = with_coverage(world, {"tinycalc/ops.py": {2: ("tests/test_ops.py::test_add",),
+                                                      14: ("tests/test_ops.py::test_clamp_mid",)}},
+                          {"tinycalc/ops.py": (1, 5, 13, 17)})
+    j = judge.judge(cand)
+    assert j.verdict.status is Status.accept, j.verdict
+    assert set(j.broken_run.results) == {"tests/test_ops.py::test_clamp_mid",
+                                         "tests/test_first.py::test_first_two"}
+
+
+def test_a_mined_fix_reruns_only_its_failing_tests(world):
+    """After the gold run (every test) and the broken run, the oracle reruns only the tests
+    the fix makes pass: each P2P test has passed in both states already."""
     gold = unified_diff("tinycalc/ops.py", OLD_PROJECT["tinycalc/ops.py"], OPS)
     new_test = new_file_diff("tests/test_first.py", "from tinycalc.ops import first_n\n\n\n"
                              "def test_first_two():\n    assert first_n([1, 2, 3], 2) == [1, 2]\n")
+    cand = Candidate(kind=CandidateKind.mined, repo="tinycalc", base_commit=COMMIT["parent"],
+                     bug_patch="", gold_patch=gold, test_patch=new_test, generator="mined")
+    judge = with_coverage(world, {"tinycalc/ops.py": {14: ("tests/test_ops.py::test_add",)}})
+    selects: list[list[str] | None] = []
+    real = judge.runner.run_tests
 
-    def oracle_reruns(commit: str) -> list[str]:
-        cand = Candidate(kind=CandidateKind.mined, repo="tinycalc", base_commit=COMMIT["parent"],
-                         bug_patch="", gold_patch=gold, test_patch=new_test, generator="mined",
-                         provenance={"commit": commit})
-        judge = with_coverage(world, {"tinycalc/ops.py": {2: ("tests/test_ops.py::test_add",)}})
-        selects: list[list[str] | None] = []
-        real = judge.runner.run_tests
+    def recorded(*args, **kw):
+        selects.append(kw.get("select"))
+        return real(*args, **kw)
 
-        def recorded(*args, **kw):
-            selects.append(kw.get("select"))
-            return real(*args, **kw)
-
-        judge.runner.run_tests = recorded  # type: ignore[method-assign]
-        assert judge._judge_differential(cand)[1] == ["tests/test_first.py::test_first_two"]
-        return sorted({t for sel in selects[2:] for t in sel or ()})  # after broken, gold
-
-    assert oracle_reruns(COMMIT["head"]) == ["tests/test_first.py::test_first_two"]
-    assert "tests/test_ops.py::test_add" in oracle_reruns("f" * 40)
+    judge.runner.run_tests = recorded  # type: ignore[method-assign]
+    assert judge._judge_differential(cand)[1] == ["tests/test_first.py::test_first_two"]
+    assert selects[0] is None  # the gold state: every test
+    assert sorted(selects[1] or ()) == ["tests/test_first.py::test_first_two",
+                                        "tests/test_ops.py::test_add"]
+    assert selects[2:] == [["tests/test_first.py::test_first_two"]] * (
+        world.settings.oracle_runs - 1)
 
 
 def test_a_narrow_broken_run_without_f2p_is_redone_on_the_whole_suite(world):

@@ -55,6 +55,7 @@ from repogym.judges.probe_sets import ProbeSet, ProbeSets, verifier_version
 from repogym.judges.probes import context_in, probe_patches
 from repogym.limits import TimePolicy, policy_for
 from repogym.patches import carried_lines, changed_lines, patch_paths, reverse_diff
+from repogym.pyast import carry_by_function, heads_as_bodies
 from repogym.sandboxes.base import Sandbox
 from repogym.schemas.calls import StatementEvidence
 from repogym.schemas.confidence import confidence_evidence, confidence_of
@@ -346,44 +347,43 @@ class Judge:
         return bool(cand.test_patch.strip()) or cand.base_commit != self.baseline.commit
 
     def _judge_differential(self, cand: Candidate) -> tuple[TestRun, list[str], list[str]]:
-        """The broken state once, the gold state ``oracle_runs`` times.
+        """The gold state, the broken state once, then the F2P tests in the gold state
+        again until they have passed ``oracle_runs`` times.
 
-        F2P: fail (or are missing) when broken, pass in every gold run. P2P: pass in both.
-        A test that disagrees between gold runs is flaky, and one with side effects in any
-        run misbehaves (see ``TestResult.side_effects``): such tests are in neither list.
+        F2P: pass in every gold run and fail (or are missing) when broken. P2P: pass in
+        both. A test with side effects in any run misbehaves (see
+        ``TestResult.side_effects``) and a flaky one disagrees between runs: such tests are
+        in neither list.
 
-        Speed: the broken run runs only the tests that can fail there and pass with the
-        fix -- those of the test patch's files and those executing a file the fix changes
-        (the baseline's per-test coverage, by file) -- when coverage says which they are;
-        the first gold run runs every test (P2P: the others run none of the changed code, so
-        their broken outcome is theirs with the fix). When the narrow broken run shows no
-        F2P test, the tests it left out run broken too before anything else, so the verdict
-        is the whole suite's. Later gold runs rerun only the F2P tests and those that can
-        change; the rest count as stable when the baseline found them so.
+        Speed (the order is for it): the gold run runs every test; the broken run only
+        those that passed there and can fail broken -- those of the test patch's files and
+        those executing the code the fix changes (the baseline's per-test coverage, carried
+        to the fix's commit by line or, where the lines changed since, by function) -- when
+        coverage says which they are. The others run none of the changed code, so their
+        broken outcome is their gold one. When the narrow broken run shows no F2P test, the
+        passing tests it left out run broken too before anything else, so the verdict is the
+        whole suite's. Only the F2P tests run again: whether a task holds rests on them,
+        while each P2P test has passed in both states here (or runs none of the changed
+        code), and one the baseline found flaky is in neither list.
         """
         scope = self._mined_scope(cand)
-        broken = self._broken_run(cand, scope)
         gold = self._run_state(cand, with_gold=True, select=None)
         reach = _reach(scope, self.toolchain)
+        broken = self._broken_run(cand, {t for t in gold.passing() if reach(t)})
         if scope is not None and not _fixed(broken, gold, reach):
-            rest = {t for t in gold.results if not reach(t)}
+            rest = {t for t in gold.passing() if not reach(t)}
             if rest:
                 broken = merged([broken, self._broken_run(cand, rest)])
             reach = _reach(None, self.toolchain)
         candidates = _fixed(broken, gold, reach)
-        # the baseline's K runs vouch for a test's stability with the fix when they ran the
-        # fix's very lines (unchanged from the fix's commit to the baseline's)
-        vouched = self.baseline.stable_passing() if self._baseline_ran_fix(cand) else set()
-        rerun = {t for t in gold.passing() if t in candidates or (
-            _reach(scope, self.toolchain)(t) and t not in vouched)}
-        golds = [gold] + [self._run_state(cand, with_gold=True, select=rerun)
+        golds = [gold] + [self._run_state(cand, with_gold=True, select=candidates)
                           for _ in range(self.settings.oracle_runs - 1 if candidates else 0)]
         odd = {**broken.misbehaving()}
         for run in golds:
             odd.update(run.misbehaving())
         unsure = set(self.baseline.flaky) | set(self.baseline.misbehaving)
         always = {t for t in gold.passing() if t not in odd and (
-            all(run.outcome(t) is Outcome.passed for run in golds[1:]) if t in rerun
+            all(run.outcome(t) is Outcome.passed for run in golds[1:]) if t in candidates
             else t not in unsure)}
         f2p = sorted(t for t in always if reach(t) and not _passed(broken, t))
         if not f2p:
@@ -402,15 +402,18 @@ class Judge:
         more, and a test the task lists neither way -- one that fails with the fix too --
         can take others down with it (a Go test that panics ends its package's binary, and
         the tests after it never run). When the broken run had such a test, the broken
-        state runs again without those tests (what it ran, less them): an F2P test that
-        passes there is not one (it passes in both states, so it is P2P), and none left is
-        a no-op."""
+        state runs again without those tests -- the listed tests of the F2P tests' own files,
+        as only the tests run beside them could change what they do:
+        an F2P test that passes there is not one (it passes in both states, so it is P2P),
+        and none left is a no-op."""
         graded = set(f2p) | set(p2p)
         outside = {t for t in broken.results if t not in graded and not _passed(broken, t)}
         outside |= {t for t in (broken.died_in, *broken.culprits) if t and t not in graded}
         if not outside:
             return broken, f2p, p2p
-        alone = self._broken_run(cand, {t for t in broken.results if t in graded} | set(f2p))
+        near = {self.toolchain.test_file(t) for t in f2p}  # what a test beside them can do
+        alone = self._broken_run(cand, {t for t in broken.results if t in graded and
+                                        self.toolchain.test_file(t) in near} | set(f2p))
         passing = {t for t in f2p if _passed(alone, t)}
         if len(passing) == len(f2p):
             raise _Reject(Status.reject, Reason.no_op.code(),
@@ -445,33 +448,25 @@ class Judge:
         """Test ids and test files that can change outcome with the fix (None: all): the
         test patch's files, and the tests the baseline's coverage shows executing the lines
         the fix changes -- carried from the fix's parent to the baseline's commit through
-        the history between them; a file whose changed lines were changed again since (or
-        that history is not in this sandbox) counts by its every test."""
+        the history between them, by function where they changed again since
+        (:meth:`_by_function`); a change to a function's ``def`` line or decorators counts
+        as one to its body (the tests that call it). A file whose lines cannot be carried
+        (or whose history is not in this sandbox) counts by its every test, and a change
+        that runs at import (module or class level) reaches every test."""
         if self.coverage is None:
             return None
         touching: set[str] = set()
         for path, lines in self._at_baseline(cand).items():
+            if lines and path.endswith(".py"):  # a changed signature reaches the callers
+                head = self.sandbox.exec(["git", "show", f"{self.baseline.commit}:{path}"],
+                                         timeout=60)
+                lines = heads_as_bodies(head.stdout, lines) if head.ok else lines
             found = (self.coverage.tests_for({path: lines}) if lines is not None
                      else self.coverage.tests_in_files([path]))
             if found is None:
                 return None
             touching |= found
         return touching | set(changed_lines(cand.test_patch))
-
-    def _baseline_ran_fix(self, cand: Candidate) -> bool:
-        """Whether every line the fix writes is, unchanged, in the baseline's commit (so its
-        runs ran the fix's code): the fix's commit against the baseline's, through git."""
-        fix = cand.provenance.get("commit", "")
-        written = changed_lines(reverse_diff(cand.gold_patch))  # the fix's new side
-        if not fix or not written:
-            return False
-        if fix == self.baseline.commit:
-            return True
-        diff = self.sandbox.exec(["git", "diff", "--no-color", "--no-renames", "-U0", fix,
-                                  self.baseline.commit, "--", *written], timeout=60)
-        return diff.ok and all(
-            None not in carried_lines(diff.stdout, path, lines).values()
-            for path, lines in written.items())
 
     def _at_baseline(self, cand: Candidate) -> dict[str, list[int] | None]:
         """The gold patch's changed lines (its old side: the fix's parent) as lines of the
@@ -487,9 +482,27 @@ class Judge:
         out: dict[str, list[int] | None] = {}
         for path, lines in changed.items():
             carried = carried_lines(diff.stdout, path, lines)
-            out[path] = (None if any(v is None for v in carried.values())
-                         else sorted(v for v in carried.values() if v is not None))
+            lost = [line for line, v in carried.items() if v is None]
+            moved = self._by_function(cand.base_commit, path, lost) if lost else []
+            out[path] = None if moved is None else sorted(
+                {v for v in carried.values() if v is not None} | set(moved))
         return out
+
+    def _by_function(self, commit: str, path: str, lines: list[int]) -> list[int] | None:
+        """Lines of ``path`` at ``commit`` that the history since changed again, as the
+        baseline commit's lines of the functions they are in (Python: by qualified name):
+        the tests that run those functions now are the ones the fix's change can reach.
+        Reach only narrows which tests run in the broken state; a test it misses passes
+        with the fix all the same, so it is listed as P2P, never wrongly as F2P. None
+        (every test of the file) for another language, a line at module or class level,
+        or a function gone since."""
+        if not path.endswith(".py"):
+            return None
+        sources = [self.sandbox.exec(["git", "show", f"{rev}:{path}"], timeout=60)
+                   for rev in (commit, self.baseline.commit)]
+        if not all(s.ok for s in sources):
+            return None
+        return carry_by_function(sources[0].stdout, sources[1].stdout, lines)
 
     def limits(self, tests: Sequence[str] | set[str] | None) -> TimeLimits:
         """The time limits of a run of ``tests`` (None: the whole suite)."""
