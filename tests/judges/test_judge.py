@@ -495,17 +495,22 @@ def test_gold_that_is_not_the_exact_reverse_is_rerun(world):
     assert j.verdict.evidence["oracle"] == "reran x2"
 
 
+def first_two(fixed: str = OPS, call: str = "first_n([1, 2, 3], 2)") -> Candidate:
+    """The fix of ``first_n`` (to ``fixed``) with a new test file of its own."""
+    gold = unified_diff("tinycalc/ops.py", OLD_PROJECT["tinycalc/ops.py"], fixed)
+    new_test = new_file_diff("tests/test_first.py", "from tinycalc.ops import first_n\n\n\n"
+                             f"def test_first_two():\n    assert {call} == [1, 2]\n")
+    return Candidate(kind=CandidateKind.mined, repo="tinycalc", base_commit=COMMIT["parent"],
+                     bug_patch="", gold_patch=gold, test_patch=new_test, generator="mined")
+
+
 def test_mined_fix_runs_broken_only_the_tests_that_can_change(world):
     """With coverage, the broken state runs the test patch's files and the tests that run
     the code the fix changes; every other test is judged from the gold run (P2P). The
     fix's line was changed again since (here the baseline's commit is the fix's own), so
     it is carried by its function: ``first_n``, which ``test_add`` does not run although
     it is in the same file."""
-    gold = unified_diff("tinycalc/ops.py", OLD_PROJECT["tinycalc/ops.py"], OPS)
-    new_test = new_file_diff("tests/test_first.py", "from tinycalc.ops import first_n\n\n\n"
-                             "def test_first_two():\n    assert first_n([1, 2, 3], 2) == [1, 2]\n")
-    cand = Candidate(kind=CandidateKind.mined, repo="tinycalc", base_commit=COMMIT["parent"],
-                     bug_patch="", gold_patch=gold, test_patch=new_test, generator="mined")
+    cand = first_two()
     judge = with_coverage(world, {"tinycalc/ops.py": {2: ("tests/test_ops.py::test_add",),
                                                       14: ("tests/test_ops.py::test_clamp_mid",)}})
     j = judge.judge(cand)
@@ -521,12 +526,8 @@ def test_mined_fix_runs_broken_only_the_tests_that_can_change(world):
 def test_a_mined_fix_to_a_signature_reaches_the_callers_not_every_test(world):
     """A ``def`` line runs at import; the fix's change to it (a new default) still reaches
     only the tests that call the function (run its body), not every test."""
-    fixed = OPS.replace("def first_n(items, n):", "def first_n(items, n=2):")
-    gold = unified_diff("tinycalc/ops.py", OLD_PROJECT["tinycalc/ops.py"], fixed)
-    new_test = new_file_diff("tests/test_first.py", "from tinycalc.ops import first_n\n\n\n"
-                             "def test_first_two():\n    assert first_n([1, 2, 3]) == [1, 2]\n")
-    cand = Candidate(kind=CandidateKind.mined, repo="tinycalc", base_commit=COMMIT["parent"],
-                     bug_patch="", gold_patch=gold, test_patch=new_test, generator="mined")
+    cand = first_two(OPS.replace("def first_n(items, n):", "def first_n(items, n=2):"),
+                     call="first_n([1, 2, 3])")
     judge = with_coverage(world, {"tinycalc/ops.py": {2: ("tests/test_ops.py::test_add",),
                                                       14: ("tests/test_ops.py::test_clamp_mid",)}},
                           {"tinycalc/ops.py": (1, 5, 13, 17)})
@@ -536,14 +537,23 @@ def test_a_mined_fix_to_a_signature_reaches_the_callers_not_every_test(world):
                                          "tests/test_first.py::test_first_two"}
 
 
+def test_a_mined_fix_at_module_level_reaches_the_tests_that_run_its_file(world):
+    """A change that runs at import (here the map says line 14 does) reaches the tests
+    that run any line of its file, not every test: a test that reach misses passes with
+    the fix, so it is P2P."""
+    judge = with_coverage(world, {"tinycalc/ops.py": {2: ("tests/test_ops.py::test_add",)}},
+                          {"tinycalc/ops.py": (14,)})
+    j = judge.judge(first_two())
+    assert j.verdict.status is Status.accept, j.verdict
+    assert set(j.broken_run.results) == {"tests/test_ops.py::test_add",
+                                         "tests/test_first.py::test_first_two"}
+    assert "tests/test_ops.py::test_clamp_low" in j.verdict.pass_to_pass
+
+
 def test_a_mined_fix_reruns_only_its_failing_tests(world):
     """After the gold run (every test) and the broken run, the oracle reruns only the tests
     the fix makes pass: each P2P test has passed in both states already."""
-    gold = unified_diff("tinycalc/ops.py", OLD_PROJECT["tinycalc/ops.py"], OPS)
-    new_test = new_file_diff("tests/test_first.py", "from tinycalc.ops import first_n\n\n\n"
-                             "def test_first_two():\n    assert first_n([1, 2, 3], 2) == [1, 2]\n")
-    cand = Candidate(kind=CandidateKind.mined, repo="tinycalc", base_commit=COMMIT["parent"],
-                     bug_patch="", gold_patch=gold, test_patch=new_test, generator="mined")
+    cand = first_two()
     judge = with_coverage(world, {"tinycalc/ops.py": {14: ("tests/test_ops.py::test_add",)}})
     selects: list[list[str] | None] = []
     real = judge.runner.run_tests

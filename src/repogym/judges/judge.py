@@ -451,8 +451,11 @@ class Judge:
         the history between them, by function where they changed again since
         (:meth:`_by_function`); a change to a function's ``def`` line or decorators counts
         as one to its body (the tests that call it). A file whose lines cannot be carried
-        (or whose history is not in this sandbox) counts by its every test, and a change
-        that runs at import (module or class level) reaches every test."""
+        (or whose history is not in this sandbox), or whose change runs at import (module
+        or class level: an import, a constant), counts by the tests that run any of its
+        lines. Reach only narrows the broken run: a test it misses passes with the fix,
+        so it is P2P, never wrongly F2P, and a narrow run that finds no F2P test is redone
+        on the whole suite."""
         if self.coverage is None:
             return None
         touching: set[str] = set()
@@ -461,9 +464,10 @@ class Judge:
                 head = self.sandbox.exec(["git", "show", f"{self.baseline.commit}:{path}"],
                                          timeout=60)
                 lines = heads_as_bodies(head.stdout, lines) if head.ok else lines
-            found = (self.coverage.tests_for({path: lines}) if lines is not None
-                     else self.coverage.tests_in_files([path]))
-            if found is None:
+            found = self.coverage.tests_for({path: lines}) if lines is not None else None
+            if found is None:  # lines not carried, or run at import: the file's tests
+                found = self.coverage.tests_in_files([path])
+            if found is None:  # a file no test runs a line of (new, or import-only)
                 return None
             touching |= found
         return touching | set(changed_lines(cand.test_patch))
