@@ -15,6 +15,8 @@ For each git bundle of ``../shared/repos/`` (default: the Python ones), in one r
 4. record per candidate: status, reason, F2P, P2P count, seconds, and whether the statement
    carries a trailer line (``Key: value`` of git's trailer keys) or quotes the gold patch.
 
+``--save-candidates F`` keeps the mined candidates and ``--candidates F`` judges those instead
+of mining (an older repogym's miner picks other commits): the same fixes, both judges.
 Only APIs both this repogym and earlier ones have are used, so ``--label before`` with
 ``PYTHONPATH`` at an older checkout measures that one on the same machine. Writes
 ``benchmarks/results/mined_throughput-<date>-<label>.{json,md}``; ``--compare A.json``
@@ -35,7 +37,7 @@ from pathlib import Path
 from repogym.config import Settings
 from repogym.generators.mined import CommitSelection, mine_candidates
 from repogym.pipeline import baseline_in, build_env, coverage_in, judge_mined, prepare, provider_for
-from repogym.schemas.records import RepoSpec
+from repogym.schemas.records import Candidate, RepoSpec
 
 RESULTS = Path(__file__).parent / "results"
 BUNDLES = Path(__file__).resolve().parents[2] / "shared" / "repos"
@@ -59,8 +61,18 @@ def _quotes_patch(statement: str, patch: str) -> bool:
     return any(len(ln) >= 8 and ln in statement for ln in lines)
 
 
+def _saved(path: Path, bundle: str) -> list[Candidate]:
+    """Candidates another run mined (``--save-candidates``), as this repogym's records: the
+    fields it does not know are dropped, so an older judge judges the very same fixes."""
+    fields = set(Candidate.model_fields)
+    rows = json.loads(path.read_text()).get(bundle, [])
+    return [Candidate.model_validate({k: v for k, v in row.items() if k in fields})
+            for row in rows]
+
+
 def bench_one(bundle: str, out: Path, settings: Settings, bundles: Path = BUNDLES,
-              all_branches: bool = False, log=print) -> dict:
+              all_branches: bool = False, log=print, candidates: Path | None = None,
+              save: dict | None = None) -> dict:
     src = _clone(bundle, out, bundles)
     provider = provider_for(settings)
     t0 = time.monotonic()
@@ -75,7 +87,9 @@ def bench_one(bundle: str, out: Path, settings: Settings, bundles: Path = BUNDLE
     selection = CommitSelection(last=settings.mine_last, first_parent=not all_branches)
     mining = mine_candidates(prepared.checkout, prepared.toolchain, selection,
                              max_candidates=settings.max_mined)
-    cands = mining.candidates
+    cands = _saved(candidates, bundle) if candidates else mining.candidates
+    if save is not None:
+        save[bundle] = [c.model_dump(mode="json") for c in cands]
     log(f"{bundle}: {len(base.outcomes)} tests, {len(cands)} mined candidates "
         f"({mining.scanned} commits scanned)")
     t1 = time.monotonic()
@@ -145,6 +159,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-mined", type=int, default=20)
     ap.add_argument("--all-branches", action="store_true",
                     help="also mine the commits of merged branches (not only first parents)")
+    ap.add_argument("--workers", type=int, default=1,
+                    help="sandboxes judging in parallel (Settings.workers; default 1, as the "
+                         "pipeline's default)")
+    ap.add_argument("--save-candidates", type=Path,
+                    help="write the mined candidates here (JSON), for --candidates")
+    ap.add_argument("--candidates", type=Path,
+                    help="judge these candidates (from --save-candidates) instead of mining: "
+                         "an older judge then judges the very same fixes")
     ap.add_argument("--label", default="now")
     ap.add_argument("--compare", type=Path, help="an earlier result JSON to diff verdicts with")
     ap.add_argument("--results", type=Path, default=RESULTS)
@@ -153,14 +175,18 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"--compare: no such file: {args.compare}")
     settings = Settings(out=args.out / "data", baseline_runs=args.runs,
                         mine_last=args.mine_last, max_mined=args.max_mined,
-                        generators=("mined",))
+                        generators=("mined",), workers=args.workers)
     start = time.monotonic()
-    results = [bench_one(b, args.out, settings, args.bundles_dir, args.all_branches)
+    saved: dict = {}
+    results = [bench_one(b, args.out, settings, args.bundles_dir, args.all_branches,
+                         candidates=args.candidates, save=saved)
                for b in args.bundles.split(",") if b]
+    if args.save_candidates:
+        args.save_candidates.write_text(json.dumps(saved) + "\n")
     md = table(results)
     print(md)
     doc = {"label": args.label, "seconds": round(time.monotonic() - start, 1),
-           "settings": {"runs": args.runs, "mine_last": args.mine_last,
+           "settings": {"runs": args.runs, "workers": args.workers, "mine_last": args.mine_last,
                         "max_mined": args.max_mined, "all_branches": args.all_branches}, "results": results}
     if args.compare:
         doc["differences"] = compare(results, args.compare)
