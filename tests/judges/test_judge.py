@@ -125,8 +125,8 @@ def _slow_once(world, monkeypatch) -> list[str]:
     tests so marked."""
     real, marked = world._broken_run, []
 
-    def broken_run(cand, select):
-        run = real(cand, select)
+    def broken_run(cand, select, part=False):
+        run = real(cand, select, part)
         if marked:
             return run
         slow = next(t for t in sorted(run.results) if t != ADD)
@@ -156,8 +156,8 @@ def test_a_test_not_reported_beside_the_failing_one_runs_alone(world, monkeypatc
     real, calls = world._broken_run, []
     others: list[str] = []
 
-    def broken_run(cand, select):
-        run = real(cand, select)
+    def broken_run(cand, select, part=False):
+        run = real(cand, select, part)
         calls.append(select)
         if not others:
             others.extend([t for t in sorted(run.results) if t != ADD][:2])
@@ -177,8 +177,8 @@ def test_a_test_not_reported_beside_the_failing_one_runs_alone(world, monkeypatc
 def test_a_candidate_whose_only_failure_was_a_slow_run_is_a_no_op(world, monkeypatch):
     real, calls = world._broken_run, []
 
-    def broken_run(cand, select):
-        run = real(cand, select)
+    def broken_run(cand, select, part=False):
+        run = real(cand, select, part)
         calls.append(select)
         if len(calls) > 1:
             return run
@@ -548,6 +548,21 @@ def test_a_mined_fix_at_module_level_reaches_the_tests_that_run_its_file(world):
     assert set(j.broken_run.results) == {"tests/test_ops.py::test_add",
                                          "tests/test_first.py::test_first_two"}
     assert "tests/test_ops.py::test_clamp_low" in j.verdict.pass_to_pass
+
+
+def test_a_mined_fix_whose_tests_in_reach_all_error_is_judged_on_the_whole_suite(world):
+    """The fix's new test file imports what the fix adds (click's ``_get_binary_stream``):
+    every test in reach errors before the fix, yet the rest of the suite passes there --
+    a task, not an environment that does not fit."""
+    fixed = OPS + "\n\ndef last(items):\n    return list(items)[-1]\n"
+    cand = first_two(fixed).model_copy(update={"test_patch": new_file_diff(
+        "tests/test_last.py", "from tinycalc.ops import last\n\n\n"
+        "def test_last():\n    assert last([1, 2]) == 2\n")})
+    judge = with_coverage(world, {"tinycalc/ops.py": {2: ("tests/test_ops.py::test_add",)}})
+    j = judge.judge(cand)
+    assert j.verdict.status is Status.accept, j.verdict
+    assert j.verdict.fail_to_pass == ("tests/test_last.py::test_last",)
+    assert "tests/test_ops.py::test_add" in j.verdict.pass_to_pass
 
 
 def test_a_mined_fix_reruns_only_its_failing_tests(world):

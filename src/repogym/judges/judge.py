@@ -362,18 +362,24 @@ class Judge:
         coverage says which they are. The others run none of the changed code, so their
         broken outcome is their gold one. When the narrow broken run shows no F2P test, the
         passing tests it left out run broken too before anything else, so the verdict is the
-        whole suite's. Only the F2P tests run again: whether a task holds rests on them,
+        whole suite's; so it does when every test in reach errors (a test file that imports
+        what the fix adds), as only a state in which every test errors is not judged. Only
+        the F2P tests run again: whether a task holds rests on them,
         while each P2P test has passed in both states here (or runs none of the changed
         code), and one the baseline found flaky is in neither list.
         """
         scope = self._mined_scope(cand)
         gold = self._run_state(cand, with_gold=True, select=None)
         reach = _reach(scope, self.toolchain)
-        broken = self._broken_run(cand, {t for t in gold.passing() if reach(t)})
-        if scope is not None and not _fixed(broken, gold, reach):
+        broken = self._broken_run(cand, {t for t in gold.passing() if reach(t)},
+                                  part=scope is not None)
+        if scope is not None and (broken.all_errored() or not _fixed(broken, gold, reach)):
+            # no F2P in reach, or every test in reach errors (click: a test file that
+            # imports what the fix adds): the rest decides, and whether the whole state errors
             rest = {t for t in gold.passing() if not reach(t)}
             if rest:
-                broken = merged([broken, self._broken_run(cand, rest)])
+                broken = merged([broken, self._broken_run(cand, rest, part=True)])
+            self._all_errored(cand, broken, "broken")
             reach = _reach(None, self.toolchain)
         candidates = _fixed(broken, gold, reach)
         golds = [gold] + [self._run_state(cand, with_gold=True, select=candidates)
@@ -413,7 +419,8 @@ class Judge:
             return broken, f2p, p2p
         near = {self.toolchain.test_file(t) for t in f2p}  # what a test beside them can do
         alone = self._broken_run(cand, {t for t in broken.results if t in graded and
-                                        self.toolchain.test_file(t) in near} | set(f2p))
+                                        self.toolchain.test_file(t) in near} | set(f2p),
+                                 part=True)
         passing = {t for t in f2p if _passed(alone, t)}
         if len(passing) == len(f2p):
             raise _Reject(Status.reject, Reason.no_op.code(),
@@ -433,11 +440,12 @@ class Judge:
         doubtful = {t for t in f2p if t not in broken.results or broken.results[t].timed_out}
         if not doubtful:
             return f2p, set()
-        again = self._broken_run(cand, doubtful)
+        again = self._broken_run(cand, doubtful, part=True)
         cleared = {t for t in doubtful if _passed(again, t)}
         unreported = sorted(t for t in doubtful - cleared if again.outcome(t) is None)
         if 1 < len(unreported) <= ALONE_MAX:
-            cleared |= {t for t in unreported if _passed(self._broken_run(cand, {t}), t)}
+            cleared |= {t for t in unreported
+                        if _passed(self._broken_run(cand, {t}, part=True), t)}
         if len(cleared) == len(f2p):
             raise _Reject(Status.reject, Reason.no_op.code(),
                           f"the tests that failed with the bug only ran out of time or were "
@@ -526,12 +534,14 @@ class Judge:
             raise _Reject(Status.reject, Reason.gold_patch_does_not_apply.code())
 
     def _run_state(self, cand: Candidate, *, with_gold: bool,
-                   select: set[str] | None) -> TestRun:
+                   select: set[str] | None, part: bool = False) -> TestRun:
         """Run ``select`` in a state, to the end: a test that hangs or kills the run
         fails (it is timed out, or the run died in it) and the others still report. A run
         that says nothing about the tests (the runner crashed, hung outside any test, or
         every test errored) is blamed on the candidate when the clean state still passes
-        (:meth:`_blame`), else it is the sandbox's fault."""
+        (:meth:`_blame`), else it is the sandbox's fault. ``part``: ``select`` is a part of
+        the suite chosen by reach, so that every test of it errors says nothing yet of the
+        state (the caller asks :meth:`_all_errored` once the whole suite has run)."""
         self._state(cand, with_gold=with_gold)
         limits = self.limits(select)
         run = run_to_end(self.runner, self.sandbox, timeout=limits.run,
@@ -558,23 +568,31 @@ class Judge:
             raise _Reject(Status.reject, kind.code("no_tests"),
                           f"the {state} state collects no test (runner exit {run.exit_code}): "
                           "its test files are not where its configuration looks for them")
-        if run.all_errored() and (kind is Reason.env_mismatch or not with_gold):
-            # a mined fix whose tests all error before it is not judged either: at an old
-            # commit that is an environment that does not fit as often as a test that
-            # imports what the fix adds (iniconfig's "inline type hints": every test, no P2P)
-            self._blame(cand, RunInfraError(Reason.infra.code("all_tests_error"),
-                                            f"{state} run: every test errored: "
-                                            f"{run.log_tail[-300:]}"),
-                        kind.code("all_tests_error"),
-                        f"the {state} state makes every selected test error (an import-time "
-                        "crash)")
+        if not part and (kind is Reason.env_mismatch or not with_gold):
+            self._all_errored(cand, run, state)
         if with_gold and run.all_errored():
             raise RunInfraError(Reason.infra.code("all_tests_error"),
                                 f"gold run: every test errored: {run.log_tail[-300:]}")
         return run
 
-    def _broken_run(self, cand: Candidate, select: set[str] | None) -> TestRun:
-        return self._run_state(cand, with_gold=False, select=select)
+    def _broken_run(self, cand: Candidate, select: set[str] | None,
+                    part: bool = False) -> TestRun:
+        return self._run_state(cand, with_gold=False, select=select, part=part)
+
+    def _all_errored(self, cand: Candidate, run: TestRun, state: str) -> None:
+        """A state in which every test errors is not judged: for a mined fix at an old
+        commit that is an environment that does not fit as often as a test that imports
+        what the fix adds (iniconfig's "inline type hints": every test, no P2P); a
+        synthetic bug is too blunt. Raises when so (see :meth:`_blame`)."""
+        if not run.all_errored():
+            return
+        kind = Reason.env_mismatch if self.differential(cand) else Reason.too_blunt
+        self._blame(cand, RunInfraError(Reason.infra.code("all_tests_error"),
+                                        f"{state} run: every test errored: "
+                                        f"{run.log_tail[-300:]}"),
+                    kind.code("all_tests_error"),
+                    f"the {state} state makes every selected test error (an import-time "
+                    "crash)")
 
     def _blame(self, cand: Candidate, infra: RunInfraError, reason: str, detail: str) -> None:
         """Raise a rejection if the clean state's tests pass (the sandbox is sound and the
