@@ -173,6 +173,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.compare and not args.compare.is_file():
         ap.error(f"--compare: no such file: {args.compare}")
+    if args.candidates and not args.candidates.is_file():
+        ap.error(f"--candidates: no such file: {args.candidates}")
     settings = Settings(out=args.out / "data", baseline_runs=args.runs,
                         mine_last=args.mine_last, max_mined=args.max_mined,
                         generators=("mined",), workers=args.workers)

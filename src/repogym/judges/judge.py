@@ -127,6 +127,7 @@ class Judge:
     _bug_exact: bool = field(default=False, init=False)  # the last bug patch needed no fuzz
     _unstarted: Any = field(default=None, init=False)  # a warm runner to start before a state
     _setups: dict[tuple[str, str], str] = field(default_factory=dict, init=False)
+    _texts: dict[tuple[str, str], str | None] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
         warm = self.toolchain.warm_runner(self.sandbox) if self.settings.warm else None
@@ -468,10 +469,9 @@ class Judge:
             return None
         touching: set[str] = set()
         for path, lines in self._at_baseline(cand).items():
-            if lines and path.endswith(".py"):  # a changed signature reaches the callers
-                head = self.sandbox.exec(["git", "show", f"{self.baseline.commit}:{path}"],
-                                         timeout=60)
-                lines = heads_as_bodies(head.stdout, lines) if head.ok else lines
+            now = self._source_at(self.baseline.commit, path) if lines else None
+            if lines and now is not None:  # a changed signature reaches the callers
+                lines = heads_as_bodies(now, lines)
             found = self.coverage.tests_for({path: lines}) if lines is not None else None
             if found is None:  # lines not carried, or run at import: the file's tests
                 found = self.coverage.tests_in_files([path])
@@ -508,13 +508,22 @@ class Judge:
         with the fix all the same, so it is listed as P2P, never wrongly as F2P. None
         (every test of the file) for another language, a line at module or class level,
         or a function gone since."""
+        then, now = self._source_at(commit, path), self._source_at(self.baseline.commit, path)
+        if then is None or now is None:
+            return None
+        return carry_by_function(then, now, lines)
+
+    def _source_at(self, commit: str, path: str) -> str | None:
+        """A Python file's text at a commit, through git in the sandbox (kept: a judge asks
+        for the baseline commit's files once per candidate); None for another language or a
+        file git cannot show there."""
         if not path.endswith(".py"):
             return None
-        sources = [self.sandbox.exec(["git", "show", f"{rev}:{path}"], timeout=60)
-                   for rev in (commit, self.baseline.commit)]
-        if not all(s.ok for s in sources):
-            return None
-        return carry_by_function(sources[0].stdout, sources[1].stdout, lines)
+        key = (commit, path)
+        if key not in self._texts:
+            res = self.sandbox.exec(["git", "show", f"{commit}:{path}"], timeout=60)
+            self._texts[key] = res.stdout if res.ok else None
+        return self._texts[key]
 
     def limits(self, tests: Sequence[str] | set[str] | None) -> TimeLimits:
         """The time limits of a run of ``tests`` (None: the whole suite)."""
