@@ -20,6 +20,9 @@ import socket
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+import docker
 
 from repogym.layout import REPO_DIR, STATE
 from repogym.repos import clone
@@ -276,19 +279,37 @@ def marked_pids() -> list[int]:
     return pids_marked(MARK)
 
 
-def free_mb(path: str = "/var/lib/docker") -> float:
-    st = os.statvfs(path if os.path.exists(path) else "/")
-    return st.f_bavail * st.f_frsize / (1 << 20)
+def held_mb(upper: str) -> float:
+    """What a container holds on the engine's disk: the blocks of its writable layer."""
+    total, todo = 0, [upper]
+    while todo:
+        try:
+            entries = list(os.scandir(todo.pop()))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                todo.append(entry.path)
+            total += st.st_blocks * 512
+    return total / (1 << 20)
 
 
 @dataclass
 class Observer:
-    """Samples the host while a case runs: marked processes and free disk space."""
+    """Samples the host while a case runs: marked processes and, given the engine and a
+    namespace, what each of the namespace's containers holds in its writable layer (free
+    disk space would count every other writer on the disk too: image builds, other tests)."""
 
+    client: Any = None
+    namespace: str = ""
     period: float = 0.1
     max_procs: int = 0
-    min_free_mb: float = field(default_factory=free_mb)
-    start_free_mb: float = field(default_factory=free_mb)
+    max_held_mb: float = 0.0
+    _uppers: dict[str, str] = field(default_factory=dict)
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
 
@@ -305,11 +326,24 @@ class Observer:
     def _run(self) -> None:
         while not self._stop.wait(self.period):
             self.max_procs = max(self.max_procs, len(marked_pids()))
-            self.min_free_mb = min(self.min_free_mb, free_mb())
+            if self.client is not None:
+                for upper in self._upper_dirs():
+                    self.max_held_mb = max(self.max_held_mb, held_mb(upper))
 
-    @property
-    def disk_used_mb(self) -> float:
-        return self.start_free_mb - self.min_free_mb
+    def _upper_dirs(self) -> list[str]:
+        try:
+            ids = [c["Id"] for c in self.client.api.containers(
+                all=True, filters={"label": f"repogym.namespace={self.namespace}"})]
+        except docker.errors.DockerException:
+            return []
+        for cid in ids:
+            if cid not in self._uppers:
+                try:
+                    data = self.client.api.inspect_container(cid)["GraphDriver"]["Data"]
+                except (docker.errors.DockerException, KeyError, TypeError):
+                    continue
+                self._uppers[cid] = (data or {}).get("UpperDir") or ""
+        return [self._uppers[c] for c in ids if self._uppers.get(c)]
 
 
 class Listener:

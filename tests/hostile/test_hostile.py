@@ -4,9 +4,9 @@ Each case (see :mod:`tests.hostile.conftest`) runs :func:`repogym.pipeline.run_r
 repository whose test misbehaves, in the order a corpus run would meet them, with one
 provider. For each it asserts:
 
-* containment, as seen from the host: marked processes never exceed the pids limit, the
-  disk never loses more than the sandbox's disk limit (plus what the guard's poll lets
-  through), nothing reaches a listener on the host's bridge address, the run ends within
+* containment, as seen from the host: marked processes never exceed the pids limit, no
+  container holds more than the sandbox's disk limit in its writable layer (plus what the
+  guard's poll lets through), nothing reaches a listener on the host's bridge address, the run ends within
   its time limits;
 * the report: a :class:`~repogym.errors.RepogymError` for the repository (a baseline that
   timed out, died or lost its sandbox) or verdicts, and no accepted task whose tests
@@ -96,7 +96,7 @@ class Corpus:
         settings = self.settings.model_copy(update=CASE_SETTINGS.get(name, {}))
         start = time.monotonic()
         summary, error = None, None
-        with Observer() as seen:
+        with Observer(self.provider.client, self.namespace) as seen:
             try:
                 summary = run_repo(spec, settings, provider=self.provider)
             except RepogymError as exc:
@@ -174,7 +174,9 @@ def test_a_test_that_ends_its_run_is_set_aside_and_the_others_make_tasks(corpus,
     assert summary.accepted >= 1, summary
     assert HOSTILE_TEST not in accepted_tests(corpus, name)
     if name == "diskfill":
-        assert seen.disk_used_mb < DISK_MB + 400, seen.disk_used_mb  # far below what it tried
+        # its container never held much more than the limit (what the guard's poll lets
+        # through), far below what it tried
+        assert 0 < seen.max_held_mb < DISK_MB + 400, seen.max_held_mb
     assert_clean(corpus)
 
 
@@ -249,7 +251,7 @@ def test_one_hostile_file_among_good_tests_still_makes_tasks(corpus, tmp_path):
         baselines.append(baseline_in(*args))
         return baselines[-1]
 
-    with Observer() as seen:
+    with Observer(corpus.provider.client, corpus.namespace) as seen:
         summary = run_repo(RepoSpec(source=str(src)), settings, provider=corpus.provider,
                            hooks=Hooks(baseline=baseline))
     hostile = {f"tests/test_hostile.py::{name}" for name in SUITE_TESTS}

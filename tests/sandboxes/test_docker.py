@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import secrets
 import time
 from collections.abc import Iterator
@@ -98,6 +99,33 @@ def test_fork_bomb_is_contained(provider: DockerProvider, env: EnvImage) -> None
         assert time.monotonic() - start < 20
         sandbox.reset()
         assert sandbox.exec("echo alive", timeout=30).stdout == "alive\n"
+
+
+def test_the_disk_guard_counts_the_sandbox_s_writes_not_the_host_s(
+        provider: DockerProvider, env: EnvImage, docker_client: Any) -> None:
+    """Free space on the engine's disk drops when anything writes there (image builds, other
+    containers): that alone must not stop a sandbox (CI stopped sandboxes of a test while
+    other tests built images). What the sandbox itself writes past its limit does."""
+    sandbox = DockerSandbox(provider.client, env, provider.default_limits(),
+                            provider.labels("sandbox"), disk_mb=64)
+    sandbox.start()
+    with closing(sandbox):
+        hog = Path(docker_client.info()["DockerRootDir"]) / f"rg-host-{secrets.token_hex(4)}"
+        try:
+            with hog.open("wb") as fh:
+                for _ in range(160):
+                    fh.write(b"\1" * (1 << 20))
+                fh.flush()
+                os.fsync(fh.fileno())
+            time.sleep(1.5)  # fifteen of the guard's polls
+            assert sandbox.exec("echo alive", timeout=30).stdout == "alive\n"
+        finally:
+            hog.unlink(missing_ok=True)
+            os.sync()  # the file system frees the blocks a moment after the unlink
+            time.sleep(1.0)
+        with pytest.raises(SandboxError, match=r"wrote more than its disk limit \(64 MB\)"):
+            sandbox.exec("head -c 100M /dev/zero > /var/tmp/fill && sync && sleep 20",
+                         timeout=30)
 
 
 def test_escaping_the_process_group_does_not_escape_the_timeout(sb: DockerSandbox) -> None:

@@ -79,6 +79,8 @@ _venv_env = venv_env  # the name tests/hostile derive images with
 log = logging.getLogger(__name__)
 
 
+# how long a container whose command failed under it gets to show that it is stopping
+STOP_GRACE = 2.0
 GIT = "git -c core.hooksPath=/dev/null -c core.fsmonitor=false"
 RESET_SCRIPT = f"""keep=" ${{REPOGYM_KEEP:-}} "
 strays() {{ for p in $(pgrep -u {USER}); do case "$keep" in *" $p "*) ;; *) echo "$p";; esac; done; }}
@@ -239,13 +241,27 @@ class DockerSandbox(Sandbox):
                 user=user or USER, env=env, workdir=workdir_abs,
                 output_bytes=self.limits.output_bytes, on_hang=self._kill,
             )
+            if not result.ok and not self._running():
+                # the engine's own failure ("cannot exec in a stopped state", exit 126), or
+                # the command's end as the container stopped under it: not the command's
+                raise SandboxError("the sandbox stopped during a command")
         except SandboxError as exc:
             raise self._why_stopped() or exc
         return result
 
     def _why_stopped(self) -> SandboxError | None:
-        """A SandboxError naming the limit when one is what stopped the container."""
-        if self.container is None or self._running():
+        """A SandboxError naming the limit when one is what stopped the container.
+
+        A command fails a moment before the engine reports its container stopped (the
+        guard has exited, the init process is taking the rest down), so a running
+        container gets :data:`STOP_GRACE` seconds to show it is stopping.
+        """
+        deadline = time.monotonic() + STOP_GRACE
+        while self.container is not None and self._running():
+            if time.monotonic() > deadline:
+                return None
+            time.sleep(0.1)
+        if self.container is None:
             return None
         lim = self.limits
         reason = stop_reason(self.container.attrs.get("State") or {}, disk_mb=self.disk_mb,
@@ -283,11 +299,17 @@ class DockerSandbox(Sandbox):
             self._agent.close()
             self._agent = None
 
-    def _agent_call(self, request: dict[str, Any], timeout: float) -> dict[str, Any] | None:
+    def _agent_call(self, request: dict[str, Any], timeout: float, *,
+                    again: bool = True) -> dict[str, Any] | None:
         """One agent request; None when the agent is gone or refused (caller falls back).
+
+        ``again=False`` for a request that must not be made twice (a command): an agent that
+        dies while it runs one raises instead, since the command may have run, in part or in
+        whole, and the container is most likely stopping under it.
 
         Raises:
             ChannelTimeout: no answer in time (the caller decides what that means).
+            SandboxError: the agent died during a request that must not be made again.
         """
         agent = self._agent_channel()
         if agent is None:
@@ -298,8 +320,16 @@ class DockerSandbox(Sandbox):
             self._drop_agent()  # a late answer must never be taken for the next one
             raise
         except ChannelClosed as exc:
-            log.warning("sandbox agent gone (%s); falling back to docker exec", exc)
             self._drop_agent()
+            if not again:
+                try:
+                    self.client.ping()  # the engine itself may be what went away
+                except ENGINE_ERRORS as lost:
+                    raise SandboxError(f"cannot run a command: "
+                                       f"{engine_trouble(lost, self.client)}") from lost
+                raise SandboxError(f"the sandbox's agent died during a command ({exc})") \
+                    from exc
+            log.warning("sandbox agent gone (%s); falling back to docker exec", exc)
             return None
         if "error" in answer:
             log.debug("sandbox agent refused %s: %s", request.get("op"), answer["error"])
@@ -313,7 +343,7 @@ class DockerSandbox(Sandbox):
                    "cwd": workdir, "timeout": timeout, "limit": self.limits.output_bytes}
         start = time.monotonic()
         try:
-            answer = self._agent_call(request, timeout=timeout + HOST_GRACE)
+            answer = self._agent_call(request, timeout=timeout + HOST_GRACE, again=False)
         except ChannelTimeout:
             self._kill()
             return ExecResult(exit_code=-9, stdout="", stderr="", timed_out=True,

@@ -52,6 +52,7 @@ from repogym.toolchains import python_deps as pydeps
 from repogym.toolchains.base import TOOLCHAINS, CallTracing, RunPlugin, TestRunner, Toolchain
 from repogym.toolchains.pytest_report import parse_report
 from repogym.toolchains.python_build import builds_c, c_build_layer
+from repogym.toolchains.runs import drop_scratch
 from repogym.toolchains.runs import exec_or_lost as _exec_or_lost
 from repogym.toolchains.runs import salvaged as _salvaged
 from repogym.toolchains.runs import text_or_none as _text_or_none
@@ -455,7 +456,7 @@ class _RunFiles:
         cov = _coverage_data(sandbox, f"{self.scratch}/.cov", lost) if coverage else b""
         outputs = {p.plugin.name: _salvaged(sandbox, p.out, lost) for p in self.extras}
         if not lost:
-            sandbox.exec(["rm", "-rf", self.scratch], timeout=30)
+            drop_scratch(sandbox, self.scratch)
         return raw, cov, outputs
 
 

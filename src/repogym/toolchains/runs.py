@@ -32,6 +32,16 @@ def salvaged(sandbox: Sandbox, path: str, lost: str) -> str:
     return read_or_empty(sandbox, path).decode("utf-8", errors="replace")
 
 
+def drop_scratch(sandbox: Sandbox, path: str) -> None:
+    """Remove a run's scratch directory once what the run wrote has been read. A sandbox
+    that broke after the run had ended (the guard stopped it at a limit the tests' leftovers
+    crossed) does not undo the run: its reset replaces it and takes the directory along."""
+    try:
+        sandbox.exec(["rm", "-rf", path], timeout=30)
+    except SandboxError:
+        pass
+
+
 def text_or_none(sandbox: Sandbox, path: str) -> str | None:
     try:
         return sandbox.read_file(path).decode("utf-8", errors="replace")
@@ -46,4 +56,4 @@ def read_or_empty(sandbox: Sandbox, path: str) -> bytes:
         return b""
 
 
-__all__ = ["exec_or_lost", "read_or_empty", "salvaged", "text_or_none"]
+__all__ = ["drop_scratch", "exec_or_lost", "read_or_empty", "salvaged", "text_or_none"]

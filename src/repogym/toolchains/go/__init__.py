@@ -41,7 +41,7 @@ from repogym.toolchains.go.layer import go_layer
 from repogym.toolchains.go.project import GoProject
 from repogym.toolchains.go.report import parse_events
 from repogym.toolchains.go.script import GoRun
-from repogym.toolchains.runs import exec_or_lost, salvaged, text_or_none
+from repogym.toolchains.runs import drop_scratch, exec_or_lost, salvaged, text_or_none
 
 RECIPE_VERSION = "go-1"
 MIN_BINARY_TIMEOUT = 10.0  # a test binary's -test.timeout is never below this (start-up)
@@ -133,7 +133,7 @@ class GoToolchain(Toolchain):
             expected=_by_folder(select or ()),
             canary=run.canary_name if run.canary else None)
         if not lost:
-            sandbox.exec(["rm", "-rf", run.scratch], timeout=30)
+            drop_scratch(sandbox, run.scratch)
         if select is not None:
             wanted = set(select)
             parsed = parsed.model_copy(update={"results": {

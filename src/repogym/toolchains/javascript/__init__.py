@@ -51,7 +51,7 @@ from repogym.toolchains.javascript.runners import (
     tap_major,
 )
 from repogym.toolchains.javascript.tap import parse_tap
-from repogym.toolchains.runs import exec_or_lost, salvaged, text_or_none
+from repogym.toolchains.runs import drop_scratch, exec_or_lost, salvaged, text_or_none
 
 RECIPE_VERSION = "js-3"
 CACHE_DIRS = ("~/.npm", "~/.cache", "~/.local/share/pnpm", "~/.yarn/berry/cache",
@@ -196,7 +196,7 @@ def _read(sandbox: Sandbox, runner: Runner, placed: PlacedRun, inv: Invocation,
                            timed_out=result.timed_out,
                            log_tail=(result.stdout + result.stderr)[-4000:])
     if not lost:
-        sandbox.exec(["rm", "-rf", placed.scratch], timeout=30)
+        drop_scratch(sandbox, placed.scratch)
     if inv.select is None:
         return run
     wanted = set(inv.select)
