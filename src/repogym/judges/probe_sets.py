@@ -55,7 +55,7 @@ VERIFIER_SOURCES = (
     *(("repogym.toolchains.java", name) for name in (
         "__init__.py", "report.py", "script.py", "files.py")),
     *(("repogym.toolchains.java.maven", name) for name in (
-        "Run.java", "Adapt.java", "Participant.java", "Spy.java")),
+        "Run.java", "Adapt.java", "Participant.java", "Spy.java", "Tap.java")),
     *(("repogym.toolchains.go", name) for name in (
         "__init__.py", "report.py", "script.py", "files.py")),
     *(("repogym.toolchains.javascript", name) for name in (

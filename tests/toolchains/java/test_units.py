@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
 
 from repogym.schemas.records import Outcome, TimeLimits
 from repogym.toolchains import JavaToolchain, detect_toolchain
@@ -332,6 +336,46 @@ def test_detection_needs_a_root_pom_and_test_sources(tmp_path) -> None:
 
 def test_the_extension_step_carries_every_source() -> None:
     step = build_step()
-    for cls in ("class Run", "class Adapt", "class Participant", "class Spy"):
+    for cls in ("class Run", "class Adapt", "class Participant", "class Spy", "class Tap"):
         assert cls in step
-    assert step.count("<<'REPOGYM_JAVA'") == 4
+    assert step.count("<<'REPOGYM_JAVA'") == 5
+
+
+CHECK_TAP = """package repogym.maven;
+public class CheckTap {
+    public static void main(String[] a) throws Exception {
+        org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger("check");
+        log.info("before the tap");
+        System.out.println("tapped=" + Tap.tapLogger());
+        System.out.println("again=" + Tap.tapLogger());
+        log.info("after the tap");
+    }
+}
+"""
+
+
+def test_the_tap_reaches_the_logger_of_the_maven_here(tmp_path) -> None:
+    """Maven's logger keeps the stream it found at start (``cacheOutputStream``): the tap
+    must replace the logger's own output choice, else Surefire's summaries never pass it
+    and a report rewritten right after it was written is caught only by the poll. Compiled
+    and run against the lib of the Maven on the ``PATH``, with Maven's logging settings."""
+    from repogym.toolchains.java.maven import SOURCES, source
+
+    mvn = shutil.which("mvn")
+    assert mvn, "Maven is on every machine (README)"
+    home = Path(os.path.realpath(mvn)).parent.parent
+    src = tmp_path / "src/repogym/maven"
+    src.mkdir(parents=True)
+    for name in SOURCES:
+        (src / name).write_text(source(name))
+    (src / "CheckTap.java").write_text(CHECK_TAP)
+    cp = f"{home}/lib/*"
+    subprocess.run(["javac", "-nowarn", "-Xlint:-options", "--release", "8", "-cp", cp,
+                    "-d", str(tmp_path / "classes"), *map(str, src.glob("*.java"))],
+                   check=True, capture_output=True, timeout=120)
+    out = subprocess.run(["java", f"-Dmaven.conf={home}/conf", "-cp",
+                          f"{tmp_path / 'classes'}:{home}/conf/logging:{cp}",
+                          "repogym.maven.CheckTap"],
+                         check=True, capture_output=True, text=True, timeout=60).stdout
+    assert "tapped=true" in out and "again=true" in out, out
+    assert out.index("before the tap") < out.index("tapped=") < out.index("after the tap")

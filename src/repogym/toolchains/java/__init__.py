@@ -36,10 +36,12 @@ grader runs too (:mod:`~repogym.toolchains.java.export`). Design choices, and wh
   is compiled, so a blanket forgery of passing reports is caught. Surefire writes a class's
   report from Maven's process when the class ends, while the fork lives on as the same
   user: the extension keeps the digest of each report's first whole version, taken while
-  Surefire runs (``Spy.Watch``, every 10 ms), so a report the fork rewrites later (a
-  shutdown hook that strips the failures) is tamper. Residual risk: code in the fork that
-  watches the reports folder and rewrites a report within those milliseconds of Surefire
-  writing it, sparing the canary's; forgery through Surefire's event stream on the fork's
+  Surefire runs (``Spy.Watch``: every 10 ms, and each time Maven prints a line, which
+  Surefire does right after it wrote a class's report and before it answers the fork's
+  next event, ``Tap``), so a report the fork rewrites later (a shutdown hook that strips
+  the failures) is tamper, however loaded the machine. Residual risk: a thread in the fork
+  that watches the reports folder and rewrites a report in the moment between Surefire
+  writing it and printing its summary, sparing the canary's; forgery through Surefire's event stream on the fork's
   standard output; a process the tests leave running that, after Maven exits, rewrites
   the event log (the fork can read the nonce there: it runs as the same user) before it
   is read back; code that runs inside Maven's JVM while the build compiles (an annotation
@@ -78,7 +80,13 @@ from repogym.toolchains.java.project import MavenProject, is_test_source
 from repogym.toolchains.java.report import Namer, parse_run, read_log, split_id
 from repogym.toolchains.java.script import MavenRun
 from repogym.toolchains.plugins.repogym_maven import FORK_STARTUP, MIN_FORK_BUDGET, plan
-from repogym.toolchains.runs import exec_or_lost, read_or_empty, salvaged, text_or_none
+from repogym.toolchains.runs import (
+    drop_scratch,
+    exec_or_lost,
+    read_or_empty,
+    salvaged,
+    text_or_none,
+)
 
 RECIPE_VERSION = "java-maven-1"
 COLLECT_TIMEOUT = 120.0  # seconds to gather the reports after a run
@@ -161,7 +169,7 @@ class JavaToolchain(Toolchain):
             log_tail=(maven_log or result.stdout + result.stderr)[-4000:], expected=expected,
             module_of={f: files.module_of(f, poms) for f in {split_id(t)[0] for t in expected}})
         if not lost:
-            sandbox.exec(["rm", "-rf", run.scratch], timeout=30)
+            drop_scratch(sandbox, run.scratch)
         if select is not None:
             wanted_set = set(select)
             parsed = parsed.model_copy(update={"results": {

@@ -31,6 +31,9 @@ public class Participant extends AbstractMavenLifecycleParticipant {
     @Override
     public void afterProjectsRead(MavenSession session) {
         Run run = Run.load(session.getUserProperties());
+        if (run != null) {
+            Tap.install();
+        }
         File top = session.getTopLevelProject().getBasedir();
         int index = 0;
         for (MavenProject project : session.getProjects()) {
@@ -76,6 +79,7 @@ public class Participant extends AbstractMavenLifecycleParticipant {
             {"failIfNoSpecifiedTests", "false"},
             {"failIfNoTests", "false"},
             {"redirectTestOutputToFile", "true"},
+            {"printSummary", "true"},
             {"forkedProcessTimeoutInSeconds", timeout},
             {"skipAfterFailureCount", run.plan.getProperty("skipAfterFailureCount", "")},
             {"test", run.plan.getProperty("test", "")},

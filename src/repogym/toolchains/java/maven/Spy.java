@@ -24,7 +24,9 @@ import org.apache.maven.project.MavenProject;
  * Surefire writes a class's report (from Maven's process) when the class ends, and never
  * again, while the forked JVM that runs the tests lives on, as the same user. The digest
  * recorded is that first version's, so a report the fork rewrote after Surefire wrote it
- * (from a shutdown hook, say) does not match it.
+ * (from a shutdown hook, say) does not match it. The watch looks every 10 ms and, through
+ * {@link Tap}, each time Maven prints a line: Surefire prints a class's summary right after
+ * it wrote the class's report, before the fork can have been told its run is over.
  */
 @Named("repogym")
 @Singleton
@@ -63,6 +65,17 @@ public class Spy extends AbstractEventSpy {
     }
 
     private static final Map<Integer, Watch> WATCHES = new HashMap<>();
+
+    /** Every watch looks at its folder now (Maven printed a line: see {@link Tap}). */
+    static void lookNow() {
+        Watch[] watches;
+        synchronized (WATCHES) {
+            watches = WATCHES.values().toArray(new Watch[0]);
+        }
+        for (Watch watch : watches) {
+            watch.look();
+        }
+    }
 
     private static void testsStart(Run run, ExecutionEvent e, MavenProject project, Integer module) {
         if (module != null) {
@@ -161,6 +174,13 @@ public class Spy extends AbstractEventSpy {
                 } catch (InterruptedException e) {
                     return;
                 }
+            }
+        }
+
+        /** A look at the folder now, unless the watch has finished. */
+        synchronized void look() {
+            if (!stop) {
+                scan();
             }
         }
 

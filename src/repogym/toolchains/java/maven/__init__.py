@@ -16,7 +16,7 @@ from importlib import resources
 # line loads the jar), in the standard-library module an exported task's grader runs too
 from repogym.toolchains.plugins.repogym_maven import EXT_DIR, EXT_JAR
 
-SOURCES = ("Run.java", "Adapt.java", "Participant.java", "Spy.java")
+SOURCES = ("Run.java", "Adapt.java", "Participant.java", "Spy.java", "Tap.java")
 COMPONENTS = ("repogym.maven.Participant", "repogym.maven.Spy")  # the Sisu index
 
 
