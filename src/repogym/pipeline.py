@@ -490,15 +490,20 @@ def judged_with_statement(cand: Candidate, verdict: Verdict, image: str,
                 verdict = verdict.model_copy(update={
                     "evidence": {**verdict.evidence, "statement_cost_usd": f"{cost:.6f}"}})
     if verdict.status is Status.accept:
-        verdict = flag_unsolvable(cand, verdict, statement)
+        verdict = flag_unsolvable(cand, verdict, statement, evidence)
     verdict = llm_judge(cand, verdict, statement, client)  # looks at accepted tasks only
     return Judged(candidate=cand, verdict=verdict, statement=statement, image=image)
 
 
-def flag_unsolvable(cand: Candidate, verdict: Verdict, statement: str) -> Verdict:
+def flag_unsolvable(cand: Candidate, verdict: Verdict, statement: str,
+                    evidence: StatementEvidence | None = None) -> Verdict:
     """Send an accepted task to review when its statement leaks the fix or leaves out names
-    the tests need (both are borderline calls a reviewer makes)."""
-    leaked = statement_leaks(statement, cand.gold_patch, cand.test_patch) if statement else []
+    the tests need (both are borderline calls a reviewer makes). The functions the failing
+    tests call in the broken state (``evidence``) exist before the fix: naming them leaks
+    nothing."""
+    existing = evidence.called_names() if evidence is not None else frozenset()
+    leaked = (statement_leaks(statement, cand.gold_patch, cand.test_patch, existing)
+              if statement else [])
     if leaked:
         first = leaked[0]
         return verdict.model_copy(update={

@@ -13,6 +13,8 @@ The second run of the same corpus finds the image's identity changed, re-verifie
 repository's tasks and retires, as ``retired:no_op``, exactly those whose gold patch
 touches only ``_fallback.py``; every other task holds and counts one re-verification. A
 third run finds nothing changed, re-verifies nothing and judges no retired task again.
+Rebuilt once more and re-verified by hand (``repogym dataset reverify``), the corpus state
+records the new image, so a fourth run re-verifies nothing either.
 """
 
 from __future__ import annotations
@@ -22,7 +24,9 @@ import secrets
 import tarfile
 
 import pytest
+from typer.testing import CliRunner
 
+from repogym.cli import app
 from repogym.config import Settings
 from repogym.corpus.state import StateStore
 from repogym.datasets import DatasetStore
@@ -149,6 +153,20 @@ def test_a_rebuilt_image_retires_exactly_the_tasks_its_new_dependency_broke(
         assert not set(third.judged_ids) & broken
         assert set(third.summary.per_generator) <= {"combined"}, third.summary.per_generator
         assert states.load("depcalc").images == {tag: new_id}
+
+        # rebuilt once more, and re-verified by hand: the corpus state learns of it, so the
+        # next corpus run grades nothing again
+        again_id = install_depfast(docker_client, tag)
+        now = len(store.rows("tasks", "depcalc"))  # the kept ones and the third run's new
+        result = CliRunner().invoke(app, ["dataset", "reverify", "--dataset", str(settings.out)])
+        assert result.exit_code == 0, result.output
+        assert f"{now} held, 0 retired" in result.stdout, result.stdout
+        assert "corpus state: the environments now recorded for depcalc" in result.stdout
+        assert states.load("depcalc").images == {tag: again_id}
+        assert all(t.confidence_record.reverified == (2 if t.instance_id in kept else 1)
+                   for t in store.rows("tasks"))
+        fourth = corpus_flow(jobs, settings).by_name()["depcalc"]
+        assert fourth.error is None and fourth.reverify is None, fourth.error
     finally:
         if tag:
             docker_client.images.remove(tag, force=True)

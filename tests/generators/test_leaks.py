@@ -13,6 +13,7 @@ from repogym.generators.leaks import (
     statement_leaks,
     used_by_tests,
 )
+from repogym.schemas.calls import CallRecord, CallTrace, StatementEvidence
 from repogym.schemas.records import Candidate, CandidateKind
 
 GOLD = '''diff --git a/shop/cart.py b/shop/cart.py
@@ -111,6 +112,32 @@ def test_introduced_names_leak_unless_the_tests_use_them() -> None:
 def test_existing_names_are_not_new() -> None:
     assert statement_leaks("`Cart.add` accepts a zero quantity and round_money hides it.",
                            GOLD) == []
+
+
+CLICK_GOLD = '''--- a/src/click/termui.py
++++ b/src/click/termui.py
+@@ -83,3 +83,6 @@ def _readline_prompt(func, text, err):
+     """Call a prompt function."""
++    # Look up ``should_strip_ansi`` on the module so that ``CliRunner``,
++    # which patches it there during test isolation, is honored.
++    text = strip_ansi(text)
+     if err:
+'''
+
+
+def test_names_the_failing_tests_call_before_the_fix_are_not_new() -> None:
+    """click fe3ad76e58: a comment of the fix names ``CliRunner``, which the tests call in
+    the broken state (the statement shows ``click.testing.CliRunner.invoke``): not the
+    fix's name; ``should_strip_ansi``, which the tests never call, still is."""
+    text = "`click.testing.CliRunner.invoke(cli, input='y')` returns a coloured prompt."
+    assert kinds(statement_leaks(text, CLICK_GOLD)) == [(LeakKind.new_identifier, "CliRunner")]
+    evidence = StatementEvidence(fail_to_pass=("t",), broken=CallTrace(calls={"t": (
+        CallRecord(test="t", index=0, function="click.testing.CliRunner.invoke"),)}))
+    assert {"click", "testing", "CliRunner", "invoke"} <= evidence.called_names()
+    assert statement_leaks(text, CLICK_GOLD, existing=evidence.called_names()) == []
+    assert kinds(statement_leaks(text + " Use should_strip_ansi.", CLICK_GOLD,
+                                 existing=evidence.called_names())) == [
+        (LeakKind.new_identifier, "should_strip_ansi")]
 
 
 @pytest.mark.parametrize("mention", ["`_line_total`", "shop.cart._line_total",

@@ -15,11 +15,14 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import TYPE_CHECKING, Iterator, Optional
 
 import typer
 from pydantic import BaseModel
 from rich.console import Console
+
+if TYPE_CHECKING:
+    from repogym.datasets.reverify import ReverifyReport
 
 app = typer.Typer(help="dataset", no_args_is_help=True)
 _err = Console(stderr=True)
@@ -137,10 +140,28 @@ def reverify(repo: Optional[str] = typer.Option(None, help="One repository (defa
             raise DatasetError(f"{root}: no dataset here")
         report = run_reverify(DatasetStore(root), repo=repo, workers=workers,
                               provider=provider)
+        updated = _record_reverified(root, report, provider, repo)
     for line in report.lines():
         typer.echo(line)
+    if updated:
+        typer.echo(f"corpus state: the environments now recorded for {', '.join(updated)} "
+                   "(the next corpus run does not re-verify these tasks again)")
     if report.undecided:
         raise typer.Exit(1)
+
+
+def _record_reverified(root: Path, report: ReverifyReport, provider: str,
+                       repo: Optional[str]) -> list[str]:
+    """The corpus state of a dataset that corpus runs write to, told of the re-verification
+    (:func:`repogym.flows.corpus_flow.record_reverified`)."""
+    from repogym.config import Settings
+    from repogym.corpus.state import StateStore
+    from repogym.flows.corpus_flow import record_reverified
+    from repogym.sandboxes import get_provider
+
+    if not report.checked or not StateStore(root).repos():
+        return []
+    return record_reverified(root, report, get_provider(provider, Settings()), repo)
 
 
 @app.command("split")

@@ -562,6 +562,29 @@ def reverify_stage(settings: Settings, repo: str, before: RepoState,
     return check.recorded(before.images, report), report
 
 
+def record_reverified(out: Path, report: ReverifyReport, provider: SandboxProvider,
+                      repo: str | None = None) -> list[str]:
+    """After a re-verification outside the flow (``repogym dataset reverify``, of ``repo``'s
+    tasks or every task): each repository's corpus state records the environments its tasks
+    were just checked in, as :func:`reverify_stage` does, so the next corpus run does not
+    grade them once more. An environment where a task stayed undecided keeps its old
+    identity (the next run tries again); a repository never run as a corpus has no state
+    and gets none. Returns the repositories whose state changed."""
+    states, store = StateStore(out), DatasetStore(out)
+    changed = []
+    for name in [repo] if repo else states.repos():
+        if not states.path(name).is_file():
+            continue
+        before = states.load(name)
+        check = changed_images(store.column("image", "tasks", name), before.images,
+                               provider.identity)
+        images = check.recorded(before.images, report)
+        if images != before.images:
+            states.save(before.model_copy(update={"images": images}))
+            changed.append(name)
+    return changed
+
+
 PIPELINE_STAGES = ("clone", "env", "baseline", "coverage", "generate", "mine", "judge",
                    "combine", "write")
 

@@ -411,20 +411,24 @@ def verbatim_lines(text: str, patch: str) -> list[str]:
     return out
 
 
-def statement_leaks(text: str, gold_patch: str, test_patch: str = "") -> list[Leak]:
+def statement_leaks(text: str, gold_patch: str, test_patch: str = "",
+                    existing: Iterable[str] = ()) -> list[Leak]:
     """Everything in ``text`` that gives the gold patch away (module docstring).
 
     Args:
         text: the problem statement.
         gold_patch: the fix (a unified diff).
         test_patch: the tests that prove it; the names they use may be named freely.
+        existing: names known to exist before the fix (the functions the failing tests
+            call in the broken state): a ``+`` line that mentions one (click's comment
+            naming ``CliRunner``) does not make it the fix's.
 
     Returns:
         The leaks: quoted lines first, then introduced names, then approach sentences;
         empty when the statement is safe.
     """
     names = patch_names(gold_patch)
-    allowed = used_by_tests(test_patch)
+    allowed = used_by_tests(test_patch) | frozenset(existing)
     leaks = [Leak(LeakKind.verbatim_line, line) for line in verbatim_lines(text, gold_patch)]
     leaks += [Leak(LeakKind.new_identifier, name)
               for name in named(text, names.introduced - allowed)]

@@ -18,6 +18,7 @@ grades.
 
 from __future__ import annotations
 
+import re
 from enum import Enum
 
 from pydantic import Field
@@ -236,3 +237,11 @@ class StatementEvidence(Record):
     gold: CallTrace | None = None
     hung: tuple[str, ...] = ()
     test_sources: dict[str, str] = Field(default_factory=dict)
+
+    def called_names(self) -> frozenset[str]:
+        """Every part of the dotted names of the functions the F2P tests called in the
+        broken state: they exist before the fix, so naming them gives none of it away."""
+        if self.broken is None:
+            return frozenset()
+        return frozenset(part for calls in self.broken.calls.values() for call in calls
+                         for part in re.split(r"[.:]+", call.function) if part)
