@@ -11,10 +11,10 @@ only there fails nothing without its fix any more.
 
 The second run of the same corpus finds the image's identity changed, re-verifies the
 repository's tasks and retires, as ``retired:no_op``, exactly those whose gold patch
-touches only ``_fallback.py``; every other task holds and counts one re-verification. A
-third run finds nothing changed, re-verifies nothing and judges no retired task again.
-Rebuilt once more and re-verified by hand (``repogym dataset reverify``), the corpus state
-records the new image, so a fourth run re-verifies nothing either.
+touches only ``_fallback.py``; every other task holds and counts one re-verification. Then
+the image is rebuilt once more and re-verified by hand (``repogym dataset reverify``): the
+corpus state records the new image, so a third run finds nothing changed, re-verifies
+nothing and judges no retired task again.
 """
 
 from __future__ import annotations
@@ -146,27 +146,25 @@ def test_a_rebuilt_image_retires_exactly_the_tasks_its_new_dependency_broke(
         assert all(t.confidence_record.reverified == 1 for t in store.rows("tasks"))
         assert states.load("depcalc").images == {tag: new_id}
         assert f"{len(kept)} held, {len(broken)} retired" in markdown(second_run)
-        third = corpus_flow(jobs, settings).by_name()["depcalc"]  # nothing changed since
+
+        # rebuilt once more, and re-verified by hand: the corpus state learns of it
+        again_id = install_depfast(docker_client, tag)
+        result = CliRunner().invoke(app, ["dataset", "reverify", "--dataset", str(settings.out)])
+        assert result.exit_code == 0, result.output
+        assert f"{len(kept)} held, 0 retired" in result.stdout, result.stdout
+        assert "corpus state: the environments now recorded for depcalc" in result.stdout
+        assert states.load("depcalc").images == {tag: again_id}
+        assert all(t.confidence_record.reverified == 2 for t in store.rows("tasks"))
+
+        # so the next run finds nothing changed since, re-verifies nothing, and judges no
+        # retired task again
+        third = corpus_flow(jobs, settings).by_name()["depcalc"]
         assert third.error is None and third.reverify is None, third.error
         # a retired candidate is never judged again; only new combinations of the tasks
         # that remain may be
         assert not set(third.judged_ids) & broken
         assert set(third.summary.per_generator) <= {"combined"}, third.summary.per_generator
-        assert states.load("depcalc").images == {tag: new_id}
-
-        # rebuilt once more, and re-verified by hand: the corpus state learns of it, so the
-        # next corpus run grades nothing again
-        again_id = install_depfast(docker_client, tag)
-        now = len(store.rows("tasks", "depcalc"))  # the kept ones and the third run's new
-        result = CliRunner().invoke(app, ["dataset", "reverify", "--dataset", str(settings.out)])
-        assert result.exit_code == 0, result.output
-        assert f"{now} held, 0 retired" in result.stdout, result.stdout
-        assert "corpus state: the environments now recorded for depcalc" in result.stdout
         assert states.load("depcalc").images == {tag: again_id}
-        assert all(t.confidence_record.reverified == (2 if t.instance_id in kept else 1)
-                   for t in store.rows("tasks"))
-        fourth = corpus_flow(jobs, settings).by_name()["depcalc"]
-        assert fourth.error is None and fourth.reverify is None, fourth.error
     finally:
         if tag:
             docker_client.images.remove(tag, force=True)
