@@ -16,8 +16,9 @@ counted; space that others free is not counted as room for the container either 
 freed while the container writes does hide as much of its writes from the trigger: the
 disk as a whole does not fill). The count is a walk of the file system, a fraction of a second on an
 environment image; while it walks, free space is still watched, and a drop of
-:data:`WALK_SLACK` times the limit stops the container without waiting for the count (a
-container that makes the walk slow with millions of files does not buy itself time).
+:data:`WALK_SLACK` times the limit *during the walk* stops the container without waiting for
+the count (a container that makes the walk slow with millions of files does not buy itself
+time; what others wrote before the walk began does not count there).
 
 Strict mode (builds): the guard also watches the container's cgroup counters -- fork
 refused at the pids limit (``pids.events``: ``max``) and processes killed at the memory
@@ -40,7 +41,7 @@ PIDS_EXIT = 76  # strict: a fork was refused at the pids limit
 MEMORY_EXIT = 77  # strict: a process was killed at the memory limit
 GUARD_PID = "/run/repogym-guard.pid"
 # while the guard counts what a container holds, a drop in free space of this many times
-# the limit stops the container without waiting for the count
+# the limit since the count began stops the container without waiting for the count
 WALK_SLACK = 2
 
 GUARD_SOURCE = f"""import os, signal, stat, sys, time
@@ -69,7 +70,7 @@ def stop(used):
 def held(watch):
     # the blocks of every file on the root file system (hard links once; a directory on
     # another device is another mount), watching free space as it goes
-    dev = os.lstat("/").st_dev
+    dev, before = os.lstat("/").st_dev, free()
     total, seen, todo, n = 0, set(), ["/"], 0
     while todo:
         try:
@@ -91,7 +92,7 @@ def held(watch):
                 seen.add(st.st_ino)
             total += st.st_blocks * 512
             n += 1
-            if watch and n % 500 == 0 and start[0] - free() > {WALK_SLACK} * limit:
+            if watch and n % 500 == 0 and before - free() > {WALK_SLACK} * limit:
                 stop(start[0] - free())
     return total
 start, grown = [free()], [0]
