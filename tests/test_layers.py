@@ -22,7 +22,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("core", frozenset({"schemas", "errors", "config", "limits", "pyast", "registry", "files",
                         "build_failures", "patches", "layout", "cache"})),
     ("sandboxes", frozenset({"sandboxes"})),
-    ("toolchains", frozenset({"toolchains", "repos", "samples"})),
+    ("toolchains", frozenset({"toolchains", "repos", "samples", "shared_envs"})),
     ("grading", frozenset({"grading"})),
     ("generators", frozenset({"generators", "baseline"})),
     ("judges", frozenset({"judges"})),

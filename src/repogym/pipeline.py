@@ -13,6 +13,7 @@ import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable, Collection, Sequence, TypeVar
 
 from repogym.baseline import baseline_format, record_baseline
@@ -72,6 +73,7 @@ from repogym.schemas.records import (
     Status,
     Verdict,
 )
+from repogym.shared_envs import served_by
 from repogym.toolchains import detect_toolchain
 from repogym.toolchains.base import Toolchain
 
@@ -257,9 +259,10 @@ def judge_mined(provider: SandboxProvider, env: EnvImage, prepared: Prepared, ba
                 progress: Progress = _quiet, client: LLMClient | None = None,
                 judge: "JudgeFn | None" = None,
                 coverage: CoverageMap | None = None) -> list[Judged]:
-    """Judge mined candidates in the main env when their dependencies match it, else in an
-    env built at their (newest) commit with those dependencies: content-addressed by the
-    dependency fingerprint, so most commits share one. ``judge`` judges a batch in one env
+    """Judge mined candidates in the main env when their dependencies match it (the same
+    install files, or a recipe the main env already satisfies: :mod:`repogym.shared_envs`),
+    else in an env built at their (newest) commit with those dependencies: content-addressed
+    by the dependency fingerprint, so most commits share one. ``judge`` judges a batch in one env
     (default :func:`judge_all`). ``coverage`` (the baseline's, by file) narrows each fix's
     broken run to the tests of its test patch and those executing a file it changes; a
     narrow run that finds no failing test is redone on the whole suite, so a map of another
@@ -285,6 +288,11 @@ def judge_mined(provider: SandboxProvider, env: EnvImage, prepared: Prepared, ba
         return [done[c.instance_id] if c.instance_id in done
                 else _suite_does_not_run(c, image.ref, known[c.instance_id]) for c in group]
 
+    others = {fp: env_commit_of(g[0]) for fp, g in groups.items() if fp != main}
+    for fp in served_by(provider, env, prepared.toolchain, others,
+                        lambda commit: _checkout_at(prepared, commit, settings),
+                        settings.cache_dir):
+        groups.setdefault(main, []).extend(groups.pop(fp))
     out: list[Judged] = []
     for fp, group in groups.items():
         if fp == main:
@@ -340,9 +348,7 @@ def _env_at(provider: SandboxProvider, prepared: Prepared, commit: str,
             times (now, or in earlier runs: then it is not built again).
         RepogymError: the build failed otherwise, or for the first time(s).
     """
-    spec = RepoSpec(source=str(prepared.checkout.path), commit=commit, name=prepared.checkout.name)
-    checkout = clone(spec, settings.cache_dir / "history")
-    env_spec = prepared.toolchain.env_spec(checkout, settings.base_image)
+    checkout, env_spec = _commit_spec(prepared, commit, settings)
     ledger = BuildLedger(settings.cache_dir / "build-failures")
     if (known := ledger.get(env_spec)) is not None and known.settled:
         raise EnvDoesNotInstall(known)
@@ -358,6 +364,25 @@ def _env_at(provider: SandboxProvider, prepared: Prepared, commit: str,
     if known is not None:
         ledger.clear(env_spec)
     return env
+
+
+def _commit_spec(prepared: Prepared, commit: str,
+                 settings: Settings) -> tuple[Checkout, EnvSpec]:
+    """``commit`` checked out (in the history folder of the cache: one at a time) and the
+    environment its recipe asks for.
+
+    Raises:
+        SourceError: no such commit.
+        NoTestsError: nothing to test there.
+    """
+    spec = RepoSpec(source=str(prepared.checkout.path), commit=commit, name=prepared.checkout.name)
+    checkout = clone(spec, settings.cache_dir / "history")
+    return checkout, prepared.toolchain.env_spec(checkout, settings.base_image)
+
+
+def _checkout_at(prepared: Prepared, commit: str, settings: Settings) -> tuple[Path, EnvSpec]:
+    checkout, spec = _commit_spec(prepared, commit, settings)
+    return checkout.path, spec
 
 
 def _no_runner(cand: Candidate, image: str, detail: str) -> Judged:

@@ -19,6 +19,7 @@ from repogym.toolchains.python_deps import (
     from_pyproject,
     poetry_constraint,
     poetry_requirement,
+    static_requirements,
 )
 
 
@@ -343,3 +344,31 @@ def test_poetry_dev_group_reaches_a_real_image(make_git_repo, base_image, tmp_pa
         "tests/test_calc.py::test_six_is_the_poetry_dev_groups"]
     logs = "".join(p.read_text() for p in (tmp_path / "out" / "logs").glob("install-*.log"))
     assert "repogym: could not install idna>=999 (skipped)" in logs
+
+
+def test_static_requirements_read_pep621_without_the_build_backend(tmp_path):
+    """What an environment must hold for the project, read from ``[project]`` (iniconfig
+    builds with hatch-vcs, which an offline check cannot run)."""
+    (tmp_path / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["hatchling", "hatch-vcs"]\n'
+        '[project]\nname = "Shop_Cart"\ndynamic = ["version"]\n'
+        'dependencies = ["attrs>=22", "tomli; python_version < \'3.11\'"]\n'
+        '[project.optional-dependencies]\ntest = ["pytest-mock", "shop-cart[fast]"]\n'
+        'fast = ["orjson"]\n')
+    assert static_requirements(tmp_path, ["test"]) == (
+        "attrs>=22", "tomli; python_version < '3.11'", "pytest-mock")  # not itself
+    assert static_requirements(tmp_path, []) == ("attrs>=22", "tomli; python_version < '3.11'")
+    plan = PythonToolchain().install_plan(tmp_path)  # the recipe's extras: test
+    assert plan.static == static_requirements(tmp_path, ["test"])
+    assert " -e " not in plan.check() and "pytest-mock" in plan.check()
+
+
+@pytest.mark.parametrize("pyproject", [
+    "",  # setup.py only
+    '[project]\nname = "x"\ndynamic = ["dependencies"]\n',
+    '[project]\nname = "x"\ndynamic = ["optional-dependencies"]\n',
+    '[tool.poetry]\nname = "x"\n',
+])
+def test_requirements_a_build_backend_computes_are_not_static(tmp_path, pyproject):
+    (tmp_path / "pyproject.toml").write_text(pyproject)
+    assert static_requirements(tmp_path, ["test"]) is None

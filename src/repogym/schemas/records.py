@@ -101,6 +101,12 @@ class EnvSpec(Record):
         """The image the environment is built in: the layer's, or the base image."""
         return self.layer.tag(self.base_image) if self.layer else self.base_image
 
+    def same_build(self, other: "EnvSpec") -> bool:
+        """True when ``other`` differs from this spec at most in its commit and install
+        steps: the same image to build from, toolchain, interpreter and recipe."""
+        keep = {"commit", "install_steps"}
+        return self.model_dump(exclude=keep) == other.model_dump(exclude=keep)
+
     def digest(self) -> str:
         # fields at their defaults are left out, so adding one keeps earlier digests
         unset = {k for k in ("layer", "vendored") if not getattr(self, k)}

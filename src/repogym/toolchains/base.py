@@ -179,6 +179,19 @@ class Toolchain(ABC):
         """
         return None
 
+    def env_serves(self, sandbox: Sandbox, env: EnvSpec, repo: Path, wanted: EnvSpec, *,
+                   timeout: float) -> bool:
+        """True when the environment ``sandbox`` runs (built from ``env``), reset to
+        ``wanted.commit`` (checked out on the host at ``repo``), already holds everything
+        ``wanted``'s install steps would install, so what is judged at that commit can be
+        judged there rather than in an environment built for it. False (build one) when the
+        toolchain cannot tell.
+
+        Raises:
+            SandboxError: the sandbox broke.
+        """
+        return False
+
     def warm_runner(self, sandbox: Sandbox) -> TestRunner | None:
         """A faster runner for many runs in one sandbox (a warm process reused across runs),
         or None when the toolchain has none. It must give the same outcomes as

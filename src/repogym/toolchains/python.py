@@ -51,7 +51,7 @@ from repogym.schemas.records import Checkout, CoverageMap, EnvSpec, TestRun, Tim
 from repogym.toolchains import python_deps as pydeps
 from repogym.toolchains.base import TOOLCHAINS, CallTracing, RunPlugin, TestRunner, Toolchain
 from repogym.toolchains.pytest_report import parse_report
-from repogym.toolchains.python_build import builds_c, c_build_layer
+from repogym.toolchains.python_build import C_SUFFIXES, builds_c, c_build_layer
 from repogym.toolchains.runs import drop_scratch
 from repogym.toolchains.runs import exec_or_lost as _exec_or_lost
 from repogym.toolchains.runs import salvaged as _salvaged
@@ -217,6 +217,107 @@ def imported_modules(paths: Iterable[Path]) -> set[str]:
     return mods
 
 
+PIP = "python -m pip install -q"
+# a dry run that only looks at what is installed: it fails unless everything asked for is
+# there already (--no-index), and builds the project's metadata with what is installed
+DRY_RUN = f"{PIP} --dry-run --no-index --no-build-isolation"
+
+
+@dataclass(frozen=True)
+class InstallPlan:
+    """What the recipe installs at one commit (see the module doc); :meth:`steps` renders
+    it as the environment's install steps, :meth:`check` as a command that succeeds only
+    when an environment already holds all of it."""
+
+    has_project: bool
+    extras: tuple[str, ...]  # of TEST_EXTRAS, declared by the project
+    requirement_files: tuple[str, ...]
+    groups: tuple[tuple[str, tuple[str, ...]], ...]  # PEP 735 group, its requirements
+    tox: tuple[str, ...]
+    tools: tuple[str, ...]  # test dependencies of tables pip cannot read (best effort)
+    test_tools: tuple[str, ...]  # pytest, pytest-cov and the plugins the configuration needs
+    modules: tuple[tuple[str, str], ...]  # third-party module the tests import, its dist
+    still_editable: str  # the shell test of _still_editable
+    version: str | None  # an sdist's version (setuptools-scm is told it)
+    # the project's requirements with its extras, when pyproject.toml declares them
+    # statically (then checking them needs no build backend: hatchling, setuptools-scm, ...)
+    static: tuple[str, ...] | None = None
+
+    def steps(self) -> list[str]:
+        steps = [f"{PIP} -U pip setuptools wheel"]
+        if self.has_project:
+            tries = [f"-e {shlex.quote('.[' + ','.join(self.extras) + ']')}"] if self.extras \
+                else []
+            steps.append(" || ".join(f"{PIP} {t}"  # editable, then not
+                                     for t in [*tries, "-e .", "."]))
+        steps += [f"{PIP} -r {shlex.quote(rel)}" for rel in self.requirement_files]
+        for group, fallback in self.groups:  # pip resolves the group; ours is the fallback
+            steps.append(f"{PIP} --group {group}"
+                         + (f" || {pydeps.one_at_a_time(fallback)}" if fallback else ""))
+        if self.tox:
+            steps.append(f"{PIP} " + " ".join(shlex.quote(d) for d in self.tox))
+        if self.tools:  # best effort: one unresolvable name must not fail the build
+            steps.append(pydeps.best_effort_install(self.tools))
+        steps.append(self._test_tools_step())
+        if self.has_project:
+            # test tools may have replaced the project (pytest needs iniconfig, pluggy, ...):
+            # make sure the code imported is the working copy's (when the project is still
+            # installed in editable mode, as it usually is, a reinstall only costs a build)
+            steps.append(self.still_editable + f"{PIP} --no-deps -e . || true")
+        return [self._versioned(s) for s in steps]
+
+    def _test_tools_step(self) -> str:
+        base = f"{PIP} " + " ".join(self.test_tools)
+        if not self.modules:
+            return base
+        # best effort per module: a name that is not on PyPI must not fail the build
+        pairs = " ".join(f"{m}={d}" for m, d in self.modules)
+        return (f"{base} && for p in {pairs}; do m=${{p%%=*}}; d=${{p#*=}}; "
+                f"python -c \"import $m\" 2>/dev/null || {PIP} \"$d\" "
+                f">/dev/null 2>&1 || echo \"repogym: could not install $d (skipped)\"; done")
+
+    def check(self) -> str:
+        """One shell command, run in an environment checked out at this plan's commit, that
+        succeeds only when the environment already holds everything the steps would install
+        (pip resolves it all against what is installed, offline). Stricter than the steps:
+        the project's first choice of extras, and best-effort requirements, must be there.
+        pip and the build tools are not looked at; the project itself stays as installed."""
+        target = (f"-e {shlex.quote('.[' + ','.join(self.extras) + ']')}" if self.extras
+                  else "-e .") if self.has_project and self.static is None else ""
+        args = [target, *(f"-r {shlex.quote(f)}" for f in self.requirement_files),
+                *(f"--group {g}" for g, _ in self.groups),
+                *(shlex.quote(r) for r in (*(self.static or ()), *self.tox, *self.tools,
+                                           *self.test_tools))]
+        parts = [f"{DRY_RUN} {' '.join(a for a in args if a)}"]
+        parts += [f"python -c {shlex.quote('import ' + m)}" for m, _ in self.modules]
+        return self._versioned(" && ".join(parts))
+
+    def _versioned(self, step: str) -> str:
+        if not self.version:
+            return step
+        return f"export SETUPTOOLS_SCM_PRETEND_VERSION={shlex.quote(self.version)}; {step}"
+
+
+def same_native_sources(commit: str) -> str:
+    """A shell test, run in the work tree, that HEAD's C, C++ and Cython sources, headers
+    and ``setup.py`` are ``commit``'s."""
+    globs = sorted({*(f"*{suffix}" for suffix in C_SUFFIXES), "*.h", "*.hpp", "*.pxd"})
+    return (f"git diff --quiet {shlex.quote(commit)} HEAD -- setup.py "
+            + " ".join(shlex.quote(g) for g in globs))
+
+
+def same_packages(commit: str) -> str:
+    """A shell test, run in the work tree, that HEAD has the project's top-level packages
+    (``pkg/__init__.py``, ``src/pkg/__init__.py``, ``src/mod.py``) where ``commit`` has
+    them: an editable install made at ``commit`` imports them from there."""
+    listing = ("git ls-tree -r --name-only {rev} | grep -E "
+               + shlex.quote(r"^([A-Za-z_][A-Za-z0-9_]*/__init__|src/[A-Za-z_][A-Za-z0-9_]*"
+                             r"(/__init__)?)\.py$")
+               + " | grep -vE " + shlex.quote(r"^(src/)?(tests?|testing|docs?)/") + " | sort")
+    return (f'test "$({listing.format(rev=shlex.quote(commit))})" = '
+            f'"$({listing.format(rev="HEAD")})"')
+
+
 class PythonToolchain(Toolchain):
     """pytest-based Python projects."""
 
@@ -269,43 +370,12 @@ class PythonToolchain(Toolchain):
                        layer=c_build_layer() if builds_c(repo) else None)
 
     def install_steps(self, repo: Path) -> list[str]:
-        steps = ["python -m pip install -q -U pip setuptools wheel"]
-        has_project = any((repo / m).exists() for m in ("pyproject.toml", "setup.py", "setup.cfg"))
-        if has_project:
-            extras = sorted(declared_extras(repo) & set(TEST_EXTRAS))
-            tries = [f"-e {shlex.quote('.[' + ','.join(extras) + ']')}"] if extras else []
-            steps.append(" || ".join(f"python -m pip install -q {t}"  # editable, then not
-                                     for t in [*tries, "-e .", "."]))
-        elif (repo / "requirements.txt").exists():
-            steps.append("python -m pip install -q -r requirements.txt")
-        for rel in TEST_REQUIREMENT_FILES:
-            if (repo / rel).is_file():
-                steps.append(f"python -m pip install -q -r {shlex.quote(rel)}")
-        declared = pydeps.declared_test_deps(repo)  # PEP 735, Poetry, PDM, Hatch
-        for group in dependency_groups(repo):  # pip resolves the group; ours is the fallback
-            fallback = declared.requirements(pydeps.Source.PEP735, group=group)
-            steps.append(f"python -m pip install -q --group {group}"
-                         + (f" || {pydeps.one_at_a_time(fallback)}" if fallback else ""))
-        deps = tox_deps(repo)
-        if deps:
-            steps.append("python -m pip install -q " + " ".join(shlex.quote(d) for d in deps))
-        tools = declared.requirements(*pydeps.TOOL_SOURCES)  # tables pip cannot read itself
-        if tools:  # best effort: one unresolvable name must not fail the build
-            steps.append(pydeps.best_effort_install(tools))
-        steps.append(self._test_tools_step(repo))
-        if has_project:
-            # test tools may have replaced the project (pytest needs iniconfig, pluggy, ...):
-            # make sure the code imported is the working copy's (when the project is still
-            # installed in editable mode, as it usually is, a reinstall only costs a build)
-            steps.append(_still_editable(repo) + "python -m pip install -q --no-deps -e . || true")
-        version = sdist_version(repo)
-        if version:  # an sdist has no git tags: setuptools-scm would invent 0.1.dev1
-            steps = [f"export SETUPTOOLS_SCM_PRETEND_VERSION={shlex.quote(version)}; {s}"
-                     for s in steps]
-        return steps
+        return self.install_plan(repo).steps()
 
-    def _test_tools_step(self, repo: Path) -> str:
-        required = ["pytest", "pytest-cov", *needed_plugins(pytest_config_text(repo))]
+    def install_plan(self, repo: Path) -> "InstallPlan":
+        """What the recipe installs for the repository checked out at ``repo``."""
+        has_project = any((repo / m).exists() for m in ("pyproject.toml", "setup.py", "setup.cfg"))
+        declared = pydeps.declared_test_deps(repo)  # PEP 735, Poetry, PDM, Hatch
         local = top_level_names(repo)
         conftests = [p for p in _walk_py(repo) if p.name == "conftest.py"]
         imports = imported_modules([*self.test_files(repo), *conftests])
@@ -314,14 +384,23 @@ class PythonToolchain(Toolchain):
             if m not in sys.stdlib_module_names and m not in local and not m.startswith("_")
             and m not in {"pytest", "repogym_report"} and m.isidentifier()
         )
-        base = "python -m pip install -q " + " ".join(required)
-        if not missing:
-            return base
-        # best effort per module: a name that is not on PyPI must not fail the build
-        pairs = " ".join(f"{m}={IMPORT_TO_DIST.get(m, m)}" for m in missing)
-        return (f"{base} && for p in {pairs}; do m=${{p%%=*}}; d=${{p#*=}}; "
-                f"python -c \"import $m\" 2>/dev/null || python -m pip install -q \"$d\" "
-                f">/dev/null 2>&1 || echo \"repogym: could not install $d (skipped)\"; done")
+        files = [rel for rel in TEST_REQUIREMENT_FILES if (repo / rel).is_file()]
+        if not has_project and (repo / "requirements.txt").exists():
+            files.insert(0, "requirements.txt")
+        extras = tuple(sorted(declared_extras(repo) & set(TEST_EXTRAS))) if has_project else ()
+        return InstallPlan(
+            has_project=has_project,
+            extras=extras,
+            requirement_files=tuple(files),
+            groups=tuple((g, tuple(declared.requirements(pydeps.Source.PEP735, group=g)))
+                         for g in dependency_groups(repo)),
+            tox=tuple(tox_deps(repo)),
+            tools=tuple(declared.requirements(*pydeps.TOOL_SOURCES)),
+            test_tools=("pytest", "pytest-cov", *needed_plugins(pytest_config_text(repo))),
+            modules=tuple((m, IMPORT_TO_DIST.get(m, m)) for m in missing),
+            still_editable=_still_editable(repo) if has_project else "",
+            version=sdist_version(repo),
+            static=pydeps.static_requirements(repo, extras) if has_project else None)
 
     def run_tests(
         self, sandbox: Sandbox, *, timeout: float, select: Sequence[str] | None = None,
@@ -346,6 +425,23 @@ class PythonToolchain(Toolchain):
         if not done.ok or not done.stdout.strip().startswith("{"):
             return None
         return "py-setup-" + hashlib.sha256(done.stdout.encode()).hexdigest()[:20]
+
+    def env_serves(self, sandbox: Sandbox, env: EnvSpec, repo: Path, wanted: EnvSpec, *,
+                   timeout: float) -> bool:
+        """pip, offline, resolves everything the recipe at ``wanted.commit`` asks for against
+        what the environment holds, and the project's packages sit where they sat at the
+        environment's commit (an editable install maps them by place). A project that
+        compiles code also needs the same native sources and ``setup.py``: its extension
+        modules, built at the environment's commit, sit in the work tree and come back on
+        every reset (markupsafe's ``_speedups``)."""
+        if not env.same_build(wanted):
+            return False
+        checks = [same_packages(env.commit), self.install_plan(repo).check()]
+        if env.layer is not None:
+            checks.insert(1, same_native_sources(env.commit))
+        check = " && ".join(checks)
+        result = sandbox.exec(check, timeout=timeout)
+        return result.ok and not result.timed_out
 
     def warm_runner(self, sandbox: Sandbox) -> TestRunner:
         """A forking pytest server in ``sandbox`` (see :mod:`repogym.toolchains.warm`)."""

@@ -172,6 +172,27 @@ def project_name(repo: Path) -> str | None:
         else None
 
 
+def static_requirements(repo: Path, extras: Sequence[str]) -> tuple[str, ...] | None:
+    """What installing the project with ``extras`` requires, read from ``pyproject.toml``'s
+    ``[project]`` table (PEP 621) without running its build backend; None when that table
+    does not declare it statically (no table, or ``dependencies`` or
+    ``optional-dependencies`` listed as ``dynamic``). The project's own name (an extra that
+    pulls in another) is left out."""
+    project = _table(_load_toml(repo / "pyproject.toml", []).get("project"))
+    dynamic = project.get("dynamic") or []
+    if not project.get("name") or not isinstance(dynamic, list) or \
+            {"dependencies", "optional-dependencies"} & set(dynamic):
+        return None
+    optional = _table(project.get("optional-dependencies"))
+    found = [*(project.get("dependencies") or []),
+             *(r for extra in extras for r in (optional.get(extra) or []))]
+    name = normalize(str(project["name"]))
+    try:
+        return tuple(r for r in found if isinstance(r, str) and _req_name(r) != name)
+    except InvalidRequirement:
+        return None
+
+
 def _project_name(pyproject: dict[str, Any]) -> str | None:
     name = _table(pyproject.get("project")).get("name") or \
         _table(_table(pyproject.get("tool")).get("poetry")).get("name")

@@ -1,0 +1,108 @@
+"""Mined fixes at old commits judged in the repository's main environment when it holds
+what their commit's recipe would install.
+
+A fix whose install files differ from HEAD's (a version bump in ``setup.py``, a classifier,
+a reformatted ``setup.cfg``) used to get an environment image of its own: about 14 s to
+build, most of it downloading and installing what the main image already holds. Before
+building, :func:`served_by` asks the toolchain (:meth:`Toolchain.env_serves`) whether the
+main environment, reset to that commit, already satisfies the commit's recipe: pip resolves
+it offline against what is installed, so a pinned older release, a new dependency or a new
+extra sends the fix to an image of its own as before. The answer is kept per main image
+(its identity, which changes when it is rebuilt) and commit spec, so a later run does not
+ask again.
+
+Anything that goes wrong while asking (the engine, the sandbox) only means "build it", as
+before: the question saves time and never decides a verdict.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Callable, Mapping, TypeVar
+
+from repogym.cache import RecordCache
+from repogym.errors import RepogymError
+from repogym.sandboxes.base import Sandbox, SandboxProvider
+from repogym.schemas.records import EnvImage, EnvSpec, Record
+from repogym.toolchains.base import Toolchain
+
+log = logging.getLogger(__name__)
+
+CHECK_TIMEOUT = 300.0  # seconds for one commit's offline resolution
+K = TypeVar("K")
+
+
+class ServedRecord(Record):
+    """Whether the environment ``env`` (an image identity) serves the commit spec ``wanted``
+    (its digest)."""
+
+    env: str
+    wanted: str
+    served: bool
+
+
+CheckoutAt = Callable[[str], tuple[Path, EnvSpec]]  # commit -> its checkout, its spec
+
+
+def served_by(provider: SandboxProvider, env: EnvImage, toolchain: Toolchain,
+              commits: Mapping[K, str], checkout_at: CheckoutAt,
+              cache_dir: Path | None) -> set[K]:
+    """The keys of ``commits`` whose commit ``env`` serves (see the module doc).
+    ``checkout_at`` checks a commit out on the host (one folder, so one at a time) and
+    gives its environment spec; a commit it fails on is left to be built (and fail there)."""
+    if env.spec is None or not commits:
+        return set()
+    try:
+        identity = provider.identity(env.ref) or env.spec.digest()
+    except RepogymError as exc:
+        log.warning("%s: cannot tell which image it is (%s): building for old commits", env.ref,
+                    exc)
+        return set()
+    cache = RecordCache(cache_dir / "env-serves" if cache_dir else None, ServedRecord)
+    asker = _Asker(provider, env, toolchain)
+    served: set[K] = set()
+    try:
+        for key, commit in commits.items():
+            try:
+                repo, wanted = checkout_at(commit)
+            except RepogymError:
+                continue
+            cache_key = f"{identity}-{wanted.digest()}"
+            known = cache.get(cache_key)
+            if known is None:
+                known = ServedRecord(env=identity, wanted=wanted.digest(),
+                                     served=asker.serves(repo, wanted))
+                cache.put(cache_key, known)
+            if known.served:
+                served.add(key)
+    except RepogymError as exc:
+        log.warning("%s: could not check which old commits its environment serves (%s): "
+                    "building for the others", env.ref, exc)
+    finally:
+        asker.close()
+    return served
+
+
+class _Asker:
+    """Asks the toolchain, in one sandbox of ``env`` opened at the first question."""
+
+    def __init__(self, provider: SandboxProvider, env: EnvImage, toolchain: Toolchain) -> None:
+        self.provider, self.env, self.toolchain = provider, env, toolchain
+        self.sandbox: Sandbox | None = None
+
+    def serves(self, repo: Path, wanted: EnvSpec) -> bool:
+        """Raises: SandboxError: the sandbox broke."""
+        assert self.env.spec is not None
+        if self.sandbox is None:
+            self.sandbox = self.provider.open(self.env)
+        self.sandbox.reset(wanted.commit)
+        ok = self.toolchain.env_serves(self.sandbox, self.env.spec, repo, wanted,
+                                       timeout=CHECK_TIMEOUT)
+        log.info("%s at %s: %s", wanted.repo, wanted.commit[:12],
+                 "the main environment serves it" if ok else "needs its own environment")
+        return ok
+
+    def close(self) -> None:
+        if self.sandbox is not None:
+            self.sandbox.close()

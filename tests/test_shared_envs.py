@@ -1,0 +1,206 @@
+"""Mined fixes at old commits judged in the main environment when it already holds what their
+commit's recipe installs (:mod:`repogym.shared_envs`), on python-slugify's real history."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from repogym.config import Settings
+from repogym.errors import SandboxError
+from repogym.generators.mined import dependency_fingerprint
+from repogym.pipeline import _checkout_at, build_env, judge_mined, prepare, provider_for
+from repogym.schemas.records import (
+    Candidate,
+    CandidateKind,
+    EnvImage,
+    EnvSpec,
+    Judged,
+    RepoSpec,
+    Verdict,
+)
+from repogym.shared_envs import served_by
+from repogym.toolchains.python import (
+    InstallPlan,
+    PythonToolchain,
+    same_native_sources,
+    same_packages,
+)
+from repogym.toolchains.python_build import c_build_layer
+
+REPOS = Path(__file__).resolve().parents[2] / "shared" / "repos"
+CLASSIFIER_COMMIT = "d5643b1"  # "Add Python 3.13 to test matrix and add classifier"
+PINNED_COMMIT = "413ac35^"  # before "Bump text_unidecode version": text-unidecode==1.2
+
+
+def spec(**changes) -> EnvSpec:
+    fields = dict(repo="r", commit="a" * 40, base_image="base:1", toolchain="python",
+                  install_steps=("pip install -e .",), recipe_version="py-5")
+    return EnvSpec(**{**fields, **changes})
+
+
+def test_only_the_commit_and_the_install_steps_may_differ_between_shared_builds():
+    assert spec().same_build(spec(commit="b" * 40, install_steps=("pip install .",)))
+    assert not spec().same_build(spec(recipe_version="py-6"))
+    assert not spec().same_build(spec(base_image="base:2"))
+    assert not spec().same_build(spec(python="python3.12"))
+
+
+class Untouched:
+    """A sandbox the check must not need."""
+
+    def exec(self, *args, **kwargs):
+        raise AssertionError("ran a command")
+
+
+def test_another_build_is_never_asked_about():
+    """Another image to build from (the C build layer), recipe or interpreter: no command."""
+    python = PythonToolchain()
+    for wanted in (spec(commit="b" * 40, layer=c_build_layer()), spec(recipe_version="x")):
+        assert not python.env_serves(Untouched(), spec(), Path("."), wanted, timeout=1)
+
+
+def plan(**changes) -> InstallPlan:
+    fields = dict(has_project=True, extras=("test",), requirement_files=("requirements-dev.txt",),
+                  groups=(("dev", ("ruff",)),), tox=("hypothesis",), tools=("pytest-mock",),
+                  test_tools=("pytest", "pytest-cov"), modules=(("yaml", "pyyaml"),),
+                  still_editable="", version=None)
+    return InstallPlan(**{**fields, **changes})
+
+
+def test_the_check_asks_pip_offline_for_everything_the_steps_install():
+    check = plan().check()
+    pip, imports = check.split(" && ")
+    assert pip.startswith("python -m pip install -q --dry-run --no-index --no-build-isolation ")
+    # the first choice of extras, every file, group and requirement -- best effort ones too
+    for part in ("-e '.[test]'", "-r requirements-dev.txt", "--group dev", "hypothesis",
+                 "pytest-mock", "pytest pytest-cov"):
+        assert part in pip
+    assert imports == "python -c 'import yaml'"
+    assert "-U pip" not in check and "--no-deps" not in check  # pip itself, the project: as is
+    bare = plan(has_project=False, extras=(), modules=(), version="1.2").check()
+    assert bare.startswith("export SETUPTOOLS_SCM_PRETEND_VERSION=1.2; ")
+    assert " -e " not in bare
+
+
+def test_the_packages_test_compares_the_trees_of_both_commits(tmp_path):
+    repo = tmp_path / "r"
+    repo.mkdir()
+
+    def commit(*files: str) -> str:
+        subprocess.run(["git", "rm", "-rqf", "--ignore-unmatch", "."], cwd=repo, check=True)
+        for f in files:
+            (repo / f).parent.mkdir(parents=True, exist_ok=True)
+            (repo / f).write_text("x = 1\n")
+        subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "c",
+                        "--allow-empty"], cwd=repo, check=True)
+        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, check=True,
+                              capture_output=True, text=True).stdout.strip()
+
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    flat = commit("pkg/__init__.py", "setup.py", "tests/__init__.py")
+    same = commit("pkg/__init__.py", "pkg/more.py", "setup.py", "test.py")  # tests moved
+    src = commit("src/pkg/__init__.py", "setup.py")
+    added = commit("src/pkg/__init__.py", "src/extra.py", "setup.py")
+
+    native = commit("src/pkg/__init__.py", "src/extra.py", "setup.py", "src/pkg/_fast.c")
+    moved = commit("src/pkg/__init__.py", "src/extra.py", "setup.py", "src/pkg/_faster.c")
+
+    def same_as(old: str, now: str, test=same_packages) -> bool:
+        subprocess.run(["git", "checkout", "-q", now], cwd=repo, check=True)
+        return subprocess.run(["bash", "-c", test(old)], cwd=repo).returncode == 0
+
+    assert same_as(flat, same)
+    assert not same_as(flat, src)  # an editable install made at flat maps pkg to ./pkg
+    assert not same_as(src, added)  # src/extra.py would not be importable
+    assert same_as(added, added)
+    # a compiled project: its extension modules were built from the env commit's sources
+    assert same_as(native, native, same_native_sources)
+    assert same_as(native, moved)  # the packages are the same ...
+    assert not same_as(native, moved, same_native_sources)  # ... not the C sources
+    assert not same_as(added, native, same_native_sources)
+
+
+@pytest.fixture(scope="module")
+def slugify_env(tmp_path_factory, base_image):
+    """python-slugify at HEAD, prepared, with its environment image (content-addressed: the
+    conformance suite's python subject builds the same one)."""
+    root = tmp_path_factory.mktemp("slugify")
+    source = root / "python-slugify"
+    subprocess.run(["git", "clone", "-q", str(REPOS / "un33k+python-slugify.bundle"),
+                    str(source)], check=True)
+    settings = Settings(out=root / "out", base_image=base_image)
+    prepared = prepare(RepoSpec(source=str(source)), settings)
+    provider = provider_for(settings)
+    return settings, prepared, provider, build_env(provider, prepared, settings)
+
+
+def rev(prepared, name: str) -> str:
+    return subprocess.run(["git", "rev-parse", name], cwd=prepared.checkout.path, check=True,
+                          capture_output=True, text=True).stdout.strip()
+
+
+class NoSandboxes:
+    """A provider whose sandboxes cannot be opened (the answers must come from the cache)."""
+
+    def __init__(self, provider) -> None:
+        self.provider = provider
+
+    def identity(self, ref: str) -> str | None:
+        return self.provider.identity(ref)
+
+    def open(self, env, limits=None):
+        raise SandboxError("no sandbox in this test")
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_the_main_environment_serves_old_commits_whose_dependencies_it_holds(slugify_env):
+    """A commit whose setup.py differs from HEAD's in classifiers only is served; one that
+    pins an older text-unidecode than the image holds is not. The answers are kept."""
+    settings, prepared, provider, env = slugify_env
+    repo = prepared.checkout.path
+    commits = {"classifiers": rev(prepared, CLASSIFIER_COMMIT),
+               "pinned": rev(prepared, PINNED_COMMIT)}
+    head = dependency_fingerprint(repo, prepared.checkout.commit)
+    assert all(dependency_fingerprint(repo, c) != head for c in commits.values())
+
+    def checkout_at(commit: str):
+        return _checkout_at(prepared, commit, settings)
+
+    assert served_by(provider, env, prepared.toolchain, commits, checkout_at,
+                     settings.cache_dir) == {"classifiers"}
+    assert served_by(NoSandboxes(provider), env, prepared.toolchain, commits, checkout_at,
+                     settings.cache_dir) == {"classifiers"}
+    # nothing kept, the sandbox broken: nothing is served (each is built, as before)
+    assert served_by(NoSandboxes(provider), env, prepared.toolchain, commits, checkout_at,
+                     None) == set()
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_a_served_fix_is_judged_with_the_main_environment_s_candidates(slugify_env):
+    """judge_mined hands the served commit's fix to the main environment's batch: one batch,
+    no image built for it."""
+    settings, prepared, provider, env = slugify_env
+    at = rev(prepared, CLASSIFIER_COMMIT)
+
+    def mined(base: str, n: int) -> Candidate:
+        return Candidate(kind=CandidateKind.mined, repo=prepared.checkout.name, base_commit=base,
+                         bug_patch="", gold_patch=f"patch {n}\n", generator="mined",
+                         provenance={"commit": base})
+
+    cands = [mined(prepared.checkout.commit, 1), mined(at, 2)]
+    batches: list[tuple[str, list[str]]] = []
+
+    def judge(provider, image: EnvImage, prepared, base, todo, *rest) -> list[Judged]:
+        batches.append((image.ref, [c.instance_id for c in todo]))
+        return [Judged(candidate=c, verdict=Verdict(instance_id=c.instance_id, status="accept"),
+                       statement="", image=image.ref) for c in todo]
+
+    judged = judge_mined(provider, env, prepared, None, cands, settings, judge=judge)
+    assert batches == [(env.ref, [c.instance_id for c in cands])]
+    assert [j.image for j in judged] == [env.ref, env.ref]
