@@ -280,6 +280,29 @@ def test_a_bare_name_joins_the_traced_function_it_names():
                                                   "other.ordinalize", "ordinalize"}
 
 
+def test_a_call_through_an_imported_module_is_grouped_by_its_dotted_name():
+    """inflection's combined bug: ``singularize`` is not traced, and its failing test calls
+    ``inflection.singularize(...)``: the heading and title say ``inflection.singularize``
+    beside the traced ``inflection.ordinal``, not a bare ``singularize``. A test's local
+    object (``cart.add``) is never taken for a module."""
+    from repogym.generators.statements.reading import _callee
+
+    sing = "tests/test_inflection.py::test_singularize_plural[ability-abilities]"
+    message = ("AssertionError: assert 'abilities' == 'ability'\n"
+               "+  where 'abilities' = inflection.singularize('abilities')")
+    ordinal = [record("'st'", function="inflection.ordinal", args=("-11",))]
+    text = offline_statement(cand(), StatementEvidence(
+        fail_to_pass=(TEST, sing), messages={TEST: "", sing: message},
+        broken=CallTrace(calls={TEST: tuple(ordinal)}),
+        gold=CallTrace(calls={TEST: (record("'th'", function="inflection.ordinal",
+                                            args=("-11",)),)}),
+        test_sources={"tests/test_inflection.py": "import inflection\n"}))
+    assert "### `inflection.singularize`" in text and "`singularize`" not in text, text
+    assert "`inflection.ordinal` and `inflection.singularize`" in text.splitlines()[0], text
+    assert _callee("cart.add('pen', 2)", frozenset({"inflection"})) == "add"
+    assert _callee("inflection.ordinal(3)", frozenset({"inflection"})) == "inflection.ordinal"
+
+
 def test_an_error_a_traced_call_raised_is_not_said_again_from_another_tests_message():
     """inflection's camelize: two traced calls raise RecursionError; a third failing test,
     whose calls were not traced, fails with the same error -- said once, by the calls."""

@@ -26,7 +26,7 @@ def observe(test: str, ev: StatementEvidence) -> Observed | None:
     found = traced(test, ev) or _from_message(test, ev)
     if found is not None and found.function is None and found.call and \
             not found.call.startswith("<"):
-        found = replace(found, function=_callee(found.call))
+        found = replace(found, function=_callee(found.call, _modules(ev)))
     return found
 
 
@@ -107,9 +107,26 @@ def _checked_call(observed: Observed, test: str, ev: StatementEvidence) -> str |
     return None
 
 
-def _callee(call: str) -> str:
-    """``pkg.Rect(1, 2).scaled(3)`` -> ``scaled``: the name a call text is grouped by."""
+def _modules(ev: StatementEvidence) -> frozenset[str]:
+    """Names that are modules where the F2P tests run: what their files ``import``, and
+    the packages of the functions the broken run traced (never a test's local variable)."""
+    names = {m.group(2) or m.group(1).split(".")[0]
+             for text in ev.test_sources.values()
+             for m in re.finditer(r"^\s*import\s+([\w.]+)(?:\s+as\s+(\w+))?\s*$", text, re.M)}
+    if ev.broken is not None:
+        names |= {c.function.split(".")[0] for calls in ev.broken.calls.values() for c in calls}
+    return frozenset(names)
+
+
+def _callee(call: str, modules: frozenset[str] = frozenset()) -> str:
+    """The name a call text is grouped by: ``pkg.Rect(1, 2).scaled(3)`` -> ``scaled`` (a
+    method); ``inflection.ordinal(3)`` -> ``inflection.ordinal`` when ``inflection`` is one
+    of ``modules`` (the name a user calls, as a traced call gives it)."""
     text = call.split("`")[0]
+    single = re.fullmatch(r"([A-Za-z_]\w*)((?:\.[A-Za-z_]\w*)+)\((.*)\)", text.strip(), re.S)
+    if single and single.group(1) in modules and not re.search(r"\)\s*[.(\[]",
+                                                                single.group(3)):
+        return single.group(1) + single.group(2)
     head = re.sub(r"\([^()]*\)", "", text)
     while "(" in head:  # innermost parentheses first, until none is left (or one is lone)
         shorter = re.sub(r"\([^()]*\)", "", head)
