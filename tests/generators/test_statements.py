@@ -258,6 +258,15 @@ def test_only_equality_says_what_it_should_return():
     assert observations(ev) == ["With `area(3, 4)`, a check `7 < 5` fails."]
 
 
+def test_what_unittest_cut_from_a_long_value_reads_as_an_ellipsis():
+    """python-slugify's pre-translation tables: ``Lists differ`` shows each list with its
+    middle cut as ``[188 chars]``, which is not part of any value."""
+    message = ("AssertionError: Lists differ: [('Ё', 'E'), ('ё', 'e'), ('х', [188 chars]'y')]"
+               " != [('Ю', 'U'), ('Щ', 'Sch'), ('Х',[327 chars]'y')]")
+    text = text_for(message)
+    assert "chars]" not in text and "('х', …'y')]" in text, text
+
+
 def test_hex_values_are_values_not_addresses():
     assert scrub("'0xff' and '0x10000000'") == "'0xff' and '0x10000000'"
     assert scrub("<Mock id='140230211'> at 0x7f3a2b1c4d5e") == "<Mock>"

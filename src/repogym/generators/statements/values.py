@@ -55,9 +55,14 @@ def is_test_module(module: str) -> bool:
                for p in parts if p)
 
 
+# what unittest leaves of a long value's middle (``[188 chars]``): shown as ``…``
+_UNITTEST_CUT = re.compile(r"\[\d+ chars\]")
+
+
 def display(value: str) -> str:
-    """``value`` scrubbed and cut to :data:`MAX_VALUE` characters (ending in ``…``)."""
-    value = scrub(value)
+    """``value`` scrubbed and cut to :data:`MAX_VALUE` characters (ending in ``…``); a
+    part unittest cut out reads ``…`` too."""
+    value = _UNITTEST_CUT.sub("…", scrub(value))
     return value if len(value) <= MAX_VALUE else value[:MAX_VALUE - 1] + "…"
 
 
@@ -66,7 +71,7 @@ def display_pair(got: str, want: str) -> tuple[str, str]:
     still look different when they are: values that differ only in spaces, or of which one
     is empty, are quoted (a trailing space shows; an empty value is ``""``, not nothing), and long values that would be cut to the same text are cut
     around their first difference (``…`` on the side cut away)."""
-    got, want = scrub(got), scrub(want)
+    got, want = (_UNITTEST_CUT.sub("…", scrub(v)) for v in (got, want))
     if got != want and (got.strip() == want.strip() or not got.strip() or not want.strip()):
         got, want = (json.dumps(v, ensure_ascii=False) for v in (got, want))
     a, b = display(got), display(want)
