@@ -178,3 +178,38 @@ def test_a_limit_reached_between_a_tests_phases_does_not_end_the_session(tmp_pat
                                 "test_edge.py::test_last"}, run.results
     assert run.results["test_edge.py::test_near_its_limit"].timed_out, run.results
     assert {"test_edge.py::test_after", "test_edge.py::test_last"} <= run.passing(), run.results
+
+
+GC_COUNT = '''
+import gc
+
+import pytest
+
+
+def escape(s):
+    return str(s).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+@pytest.mark.parametrize("n", range(20))
+def test_no_object_leaks(n):
+    """markupsafe's test_markup_leaks, in pure Python: the count of objects the collector
+    tracks is the same after every round of work."""
+    counts = set()
+    for _ in range(20):
+        for _ in range(1000):
+            escape("foo"), escape("<foo>")
+        counts.add(len(gc.get_objects()))
+    assert len(counts) == 1, counts
+'''
+
+
+def test_the_time_limits_do_not_disturb_what_a_test_measures(tmp_path):
+    """The watchdog that enforces the time limits runs no code while a test runs within
+    its limit: a watchdog waking every 20 ms moved the collector's runs in the test's own
+    thread, and a test counting gc.get_objects() failed in about a third of the rounds
+    (markupsafe: in half of the graded runs, in none of the plain ones)."""
+    (tmp_path / "test_gc.py").write_text(GC_COUNT)
+    run, proc = _run_with_limits(tmp_path, default=10.0, grace=1.0)
+    assert run.trusted and len(run.results) == 20, (run.problems, proc.stdout[-1500:])
+    assert run.passing() == set(run.results), {
+        t: r.message[:200] for t, r in run.results.items() if t not in run.passing()}

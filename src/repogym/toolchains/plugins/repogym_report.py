@@ -100,6 +100,7 @@ _BOUND = {  # watched name -> (module, attribute): compared at the end like the 
     "builtins.int": (builtins, "int"), "builtins.float": (builtins, "float"),
     "builtins.hasattr": (builtins, "hasattr"), "builtins.callable": (builtins, "callable"),
     "builtins.vars": (builtins, "vars"), "builtins.id": (builtins, "id"),
+    "builtins.min": (builtins, "min"), "builtins.max": (builtins, "max"),
     "json.load": (json, "load"),
     "_json.encode_basestring_ascii": (_json, "encode_basestring_ascii"),
 }
@@ -128,6 +129,7 @@ class _Bound:
 
 _B = _Bound()
 _isinstance, _len, _ord, _repr, _str, _getattr = isinstance, len, ord, repr, str, getattr
+_min, _max = min, max
 _int, _float, _hasattr, _callable, _vars, _id = int, float, hasattr, callable, vars, id
 _FunctionType, _BuiltinType, _CodeType, _ModuleType = (
     types.FunctionType, types.BuiltinFunctionType, types.CodeType, types.ModuleType)
@@ -390,6 +392,18 @@ _INTERRUPTED = [False]  # ... and the interrupt was raised in one of its phases
 _IN_PHASE = [False]  # the main thread is in the running test's setup, call or teardown
 _WATCHING = [False]
 _GRACE = _float((_LIMITS or {}).get("grace") or 1.0)
+_POLL = 0.02  # how often the watchdog interrupts again a test past its limit
+# The watchdog sleeps until the running test's deadline and runs no code before it: a
+# thread that woke every few milliseconds shifted when the collector ran in the test's own
+# thread, so a test counting gc.get_objects() (markupsafe's test_markup_leaks) failed in
+# about half of the graded runs and passed in every plain one. _arm sets the clock, wakes
+# it through _WAKE and waits (on _READY) until it has seen the new clock: it is asleep
+# again before the test starts.
+_WAKE, _READY = _thread.allocate_lock(), _thread.allocate_lock()
+_WAKE.acquire()
+_READY.acquire()
+_SEEN = [None]  # the clock the watchdog waits on
+_TIMEOUT_MAX = _thread.TIMEOUT_MAX
 
 
 def _limit_of(nodeid):
@@ -399,16 +413,32 @@ def _limit_of(nodeid):
     return _float(limit) if limit else None
 
 
+def _release(lock):
+    try:
+        lock.release()
+    except RuntimeError:  # not held: already released, nobody took it since
+        pass
+
+
+def _wait_for(state):
+    """How long the watchdog sleeps on ``state`` (-1: until woken)."""
+    if state is None:
+        return -1
+    left = _max(0.0, state[1] - _B.monotonic())
+    return _min(left, _POLL) if state[3] == 1 else _min(left, _TIMEOUT_MAX)
+
+
 def _watchdog():
     while True:
-        _B.sleep(0.02)
         state = _CLOCK[0]
-        if state is None:
-            continue
+        _SEEN[0] = state
+        _release(_READY)
+        if _WAKE.acquire(True, _wait_for(state)) or _CLOCK[0] is not state:
+            continue  # woken for a new clock, or the test ended: look again
         nodeid, deadline, limit, stage = state
         if stage == 1 and not _INTERRUPTED[0]:
             _interrupt()  # it has not landed in a phase of the test yet: again
-        if _B.monotonic() < deadline or _CLOCK[0] is not state:  # not yet, or the test ended
+        if _B.monotonic() < deadline:
             continue
         if stage == 0:
             _CLOCK[0] = (nodeid, deadline + _GRACE, limit, 1)
@@ -479,11 +509,24 @@ def _arm(nodeid):
     if not _WATCHING[0]:
         _WATCHING[0] = True
         _B.start_thread(_watchdog, ())
-    _CLOCK[0] = (nodeid, _B.monotonic() + limit, limit, 0)
+    _set_clock((nodeid, _B.monotonic() + limit, limit, 0))
 
 
 def _disarm():
+    # not woken: the next test's _arm wakes it (a test without a limit, or the session's
+    # end, may see it wake once, at this test's deadline, and go back to sleep)
     _CLOCK[0] = None
+
+
+def _set_clock(state):
+    """Give the watchdog ``state`` and wait until it sleeps on it (see _WAKE)."""
+    _CLOCK[0] = state
+    if _SEEN[0] is state:
+        return
+    _release(_WAKE)
+    until = _B.monotonic() + 1.0  # it only has to take the GIL: never a test's time
+    while _SEEN[0] is not state and _B.monotonic() < until:
+        _READY.acquire(True, 0.05)
 
 
 # -- evidence that a test's body ran --------------------------------------------------------
