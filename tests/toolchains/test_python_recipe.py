@@ -45,6 +45,22 @@ def test_requirements_only_repo(tmp_path):
     assert "python -m pip install -q -r requirements-dev.txt" in steps
 
 
+def test_test_requirement_files_are_preferred_to_development_ones(tmp_path):
+    # markupsafe before uv: requirements/dev.txt is tests.txt plus sphinx, mypy, tox and
+    # pre-commit (and a PyPI pin of markupsafe itself)
+    write(tmp_path, {"pyproject.toml": "[project]\nname = 'x'\n",
+                     "requirements/tests.txt": "pytest==7.4.4\n",
+                     "requirements/dev.txt": "-r tests.txt\nsphinx==5.3.0\nx==2.1.4\n",
+                     "requirements-dev.txt": "mypy\n", "tests/test_x.py": ""})
+    steps = PythonToolchain().install_steps(tmp_path)
+    assert "python -m pip install -q -r requirements/tests.txt" in steps
+    assert not any("dev.txt" in s for s in steps)
+    (tmp_path / "requirements/tests.txt").unlink()
+    steps = PythonToolchain().install_steps(tmp_path)  # then the development ones
+    assert {"python -m pip install -q -r requirements-dev.txt",
+            "python -m pip install -q -r requirements/dev.txt"} <= set(steps)
+
+
 def test_local_modules_are_not_pip_installed(tmp_path):
     write(tmp_path, {"setup.py": "", "mypkg/__init__.py": "", "tests/helpers.py": "",
                      "tests/test_a.py": "import mypkg\nimport helpers\nimport os\n"})

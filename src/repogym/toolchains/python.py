@@ -7,7 +7,8 @@ Install recipe (heuristic, no LLM), run in the repository with the env's venv fi
    it declares (pyproject ``[project.optional-dependencies]``, setup.cfg
    ``[options.extras_require]``, or ``extras_require`` in setup.py); falling back to
    a plain editable install, then to a non-editable one;
-3. test requirement files (``requirements-test.txt``, ``requirements/test*.txt``, ...), and
+3. test requirement files (``requirements-test.txt``, ``requirements/test*.txt``, ...; the
+   development ones, ``requirements-dev.txt`` and the like, only where there is none), and
    ``requirements.txt`` when there is no project metadata; PEP 735 dependency groups
    ``test``/``tests``/``testing``/``dev``; tox ``[testenv] deps`` without substitutions; the
    test and dev groups of Poetry, PDM and Hatch (:mod:`repogym.toolchains.python_deps`),
@@ -57,14 +58,21 @@ from repogym.toolchains.runs import exec_or_lost as _exec_or_lost
 from repogym.toolchains.runs import salvaged as _salvaged
 from repogym.toolchains.runs import text_or_none as _text_or_none
 
-RECIPE_VERSION = "py-5"
+RECIPE_VERSION = "py-6"
 TEST_EXTRAS = ("test", "tests", "testing", "dev")
 TEST_REQUIREMENT_FILES = (
     "requirements-test.txt", "requirements_test.txt", "test-requirements.txt",
-    "test_requirements.txt", "requirements-tests.txt", "requirements-dev.txt",
-    "requirements_dev.txt", "dev-requirements.txt", "requirements/test.txt",
-    "requirements/tests.txt", "requirements/testing.txt", "requirements/dev.txt",
-    "tests/requirements.txt", "test/requirements.txt",
+    "test_requirements.txt", "requirements-tests.txt", "requirements/test.txt",
+    "requirements/tests.txt", "requirements/testing.txt", "tests/requirements.txt",
+    "test/requirements.txt",
+)
+# read only when no file above exists: a development file adds the docs, linters and
+# type checkers to the tests' requirements (markupsafe's requirements/dev.txt: sphinx, mypy,
+# tox and pre-commit over requirements/tests.txt, 10 s of every environment build) and may
+# pin the project itself from PyPI
+DEV_REQUIREMENT_FILES = (
+    "requirements-dev.txt", "requirements_dev.txt", "dev-requirements.txt",
+    "requirements/dev.txt",
 )
 # import name -> PyPI name, where they differ
 IMPORT_TO_DIST = {
@@ -118,6 +126,15 @@ def declared_extras(repo: Path) -> set[str]:
             if re.search(rf"['\"]{name}['\"]\s*:", text):
                 extras.add(name)
     return extras
+
+
+def requirement_files(repo: Path) -> list[str]:
+    """The test requirement files the recipe installs: the test-specific ones, or where
+    there is none, the development ones."""
+    for names in (TEST_REQUIREMENT_FILES, DEV_REQUIREMENT_FILES):
+        if found := [rel for rel in names if (repo / rel).is_file()]:
+            return found
+    return []
 
 
 def sdist_version(repo: Path) -> str | None:
@@ -384,7 +401,7 @@ class PythonToolchain(Toolchain):
             if m not in sys.stdlib_module_names and m not in local and not m.startswith("_")
             and m not in {"pytest", "repogym_report"} and m.isidentifier()
         )
-        files = [rel for rel in TEST_REQUIREMENT_FILES if (repo / rel).is_file()]
+        files = requirement_files(repo)
         if not has_project and (repo / "requirements.txt").exists():
             files.insert(0, "requirements.txt")
         extras = tuple(sorted(declared_extras(repo) & set(TEST_EXTRAS))) if has_project else ()
