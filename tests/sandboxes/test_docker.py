@@ -71,6 +71,27 @@ def test_commands_run_as_non_root(sb: DockerSandbox) -> None:
 def test_venv_is_read_only_for_code_under_test(sb: DockerSandbox) -> None:
     res = sb.exec("touch /opt/venv/lib/python3*/site-packages/sitecustomize.py", timeout=30)
     assert not res.ok
+    # the prepared layer's folders were repogym's during the install: handed to root too
+    assert not sb.exec("rm -rf /opt/venv/lib/python3*/site-packages/pip", timeout=30).ok
+    owned = sb.exec("find /opt/venv ! -user root -o ! -group root", timeout=30, user="root")
+    assert owned.ok and owned.stdout == ""
+
+
+def test_builds_start_from_one_prepared_layer(provider: DockerProvider, env: EnvImage,
+                                              docker_client: Any) -> None:
+    """The venv with current pip, setuptools and wheel comes from the prepared layer, built
+    once per image to build from and interpreter and labelled as a layer."""
+    from repogym.sandboxes.env_build import prepared_layer
+
+    assert env.spec is not None
+    tag = prepared_layer(env.spec.python).tag(env.spec.build_from)
+    layer = docker_client.images.get(tag)
+    assert layer.labels.get("repogym") == "layer"
+    with closing(provider.open(env)) as sandbox:
+        listed = sandbox.exec("/opt/venv/bin/python -m pip list --format=freeze", timeout=60)
+    assert {line.split("==")[0] for line in listed.stdout.split()} >= {"pip", "setuptools",
+                                                                     "wheel"}
+    assert layer.id in {h["Id"] for h in docker_client.images.get(env.ref).history()}
 
 
 def test_limits_are_applied(provider: DockerProvider, env: EnvImage) -> None:

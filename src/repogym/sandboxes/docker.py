@@ -60,7 +60,7 @@ from repogym.sandboxes.channel import (
 )
 from repogym.sandboxes.docker_exec import HOST_GRACE, capped_text, run_exec
 from repogym.sandboxes.engine import ENGINE_ERRORS, docker_client, engine_trouble, remove_container
-from repogym.sandboxes.env_build import build_env_image, venv_env
+from repogym.sandboxes.env_build import build_env_image, prepared_layer, venv_env
 from repogym.sandboxes.guard import GUARD_PID, guard_command, stop_reason
 from repogym.sandboxes.images import (
     build_lock,
@@ -608,10 +608,13 @@ class DockerProvider(SandboxProvider):
         if spec.layer is not None:
             ensure_layer_image(self.client, spec.base_image, spec.layer,
                                labels=self.labels("layer-build"), log_dir=log_dir)
+        prepared = ensure_layer_image(self.client, spec.build_from, prepared_layer(spec.python),
+                                      labels=self.labels("layer-build"), log_dir=log_dir)
         image_labels = {**self.labels("env"), "repogym.repo": spec.repo,
                         "repogym.digest": spec.digest()}
         build_env_image(self.client, spec, repo_path, log_dir, self.settings, tag,
-                        build_labels=self.labels("build"), image_labels=image_labels)
+                        start_from=prepared, build_labels=self.labels("build"),
+                        image_labels=image_labels)
         return EnvImage(spec=spec, provider=self.name, ref=tag, repo_dir=REPO_DIR,
                         build_seconds=time.monotonic() - start)
 
