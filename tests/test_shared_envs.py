@@ -4,14 +4,23 @@ commit's recipe installs (:mod:`repogym.shared_envs`), on python-slugify's real 
 from __future__ import annotations
 
 import subprocess
+import threading
 from pathlib import Path
 
 import pytest
 
 from repogym.config import Settings
-from repogym.errors import SandboxError
+from repogym.errors import InstallError, SandboxError
 from repogym.generators.mined import dependency_fingerprint
-from repogym.pipeline import _checkout_at, build_env, judge_mined, prepare, provider_for
+from repogym.pipeline import (
+    OldCommitEnvs,
+    _checkout_at,
+    build_env,
+    judge_groups,
+    judge_mined,
+    prepare,
+    provider_for,
+)
 from repogym.schemas.records import (
     Candidate,
     CandidateKind,
@@ -204,3 +213,100 @@ def test_a_served_fix_is_judged_with_the_main_environment_s_candidates(slugify_e
     judged = judge_mined(provider, env, prepared, None, cands, settings, judge=judge)
     assert batches == [(env.ref, [c.instance_id for c in cands])]
     assert [j.image for j in judged] == [env.ref, env.ref]
+
+
+def fix(base: str, n: int = 0) -> Candidate:
+    return Candidate(kind=CandidateKind.mined, repo="r", base_commit=base, bug_patch="",
+                     gold_patch=f"patch {n}\n", generator="mined", provenance={"commit": base})
+
+
+def image(ref: str) -> EnvImage:
+    return EnvImage(provider="docker", ref=ref, repo_dir="/repo")
+
+
+def accepted_in(img: EnvImage, group: list[Candidate]) -> list[Judged]:
+    return [Judged(candidate=c, verdict=Verdict(instance_id=c.instance_id, status="accept"),
+                   statement="", image=img.ref) for c in group]
+
+
+def test_an_image_built_for_a_later_commit_serves_an_earlier_one_it_satisfies():
+    """The last images built are asked before building; one that serves is used, and a
+    commit that gets no environment is judged without one, never in another's."""
+    built: list[str] = []
+    asked: list[tuple[str, str]] = []
+
+    def build(commit: str) -> EnvImage:
+        if commit == "bad":
+            raise InstallError(repo="r", step="pip install -e .", log_path=None, tail="")
+        built.append(commit)
+        return image(f"env-{commit}")
+
+    def serves(img: EnvImage, commit: str) -> bool:
+        asked.append((img.ref, commit))
+        return (img.ref, commit) == ("env-c3", "c2")
+
+    envs = OldCommitEnvs("main", build=build, serves=serves)
+    assert envs.place([fix("c3")]).ref == "env-c3"
+    assert envs.place([fix("c2")]).ref == "env-c3"  # served: not built
+    assert envs.place([fix("c1")]).ref == "env-c1"
+    failed = envs.place([fix("bad"), fix("bad", 1)])
+    assert [j.verdict.status for j in failed] == ["infra_error"] * 2
+    assert {j.image for j in failed} == {"main"}
+    assert built == ["c3", "c1"]
+    # the last two images built, newest first; none asked about its own commit
+    assert asked == [("env-c3", "c2"), ("env-c3", "c1"), ("env-c1", "bad"), ("env-c3", "bad")]
+
+
+def test_old_commit_environments_are_built_while_the_judge_works():
+    """The main group is judged while the first other group's image builds (the judge of
+    the main group waits for the build to start: done one after the other, it would wait
+    forever, so the wait is bounded and the test fails in seconds)."""
+    building = threading.Event()
+    order: list[str] = []
+
+    def build(commit: str) -> EnvImage:
+        building.set()
+        order.append(f"build {commit}")
+        return image(f"env-{commit}")
+
+    def judged_in(img: EnvImage, group: list[Candidate]) -> list[Judged]:
+        if img.ref == "main":
+            assert building.wait(timeout=10), "no build while the main group was judged"
+        order.append(f"judge {img.ref}")
+        return accepted_in(img, group)
+
+    groups = {"fa": [fix("a")], "main": [fix("h"), fix("h", 1)], "fb": [fix("b")]}
+    envs = OldCommitEnvs("main", build=build, serves=lambda img, commit: False)
+    judged = judge_groups(groups, "main", image("main"), judged_in, envs)
+    assert [j.candidate.base_commit for j in judged] == ["a", "h", "h", "b"]  # groups' order
+    assert [j.image for j in judged] == ["env-a", "main", "main", "env-b"]
+    assert order.index("judge main") < order.index("judge env-a")
+    # one after the other where the provider allows one sandbox per env at a time
+    order.clear()
+    envs = OldCommitEnvs("main", build=build, serves=lambda img, commit: False)
+    judge_groups(groups, "main", image("main"), lambda img, g: order.append(f"judge {img.ref}")
+                 or accepted_in(img, g), envs, ahead=False)
+    assert order == ["judge main", "build a", "judge env-a", "build b", "judge env-b"]
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_an_old_commit_is_judged_in_the_image_of_a_later_one_that_serves_it(slugify_env):
+    """Two old commits that pin text-unidecode==1.2 (which the main image does not hold)
+    and differ in setup.py's classifiers: one image is built, for the later one, and both
+    fixes are judged in it."""
+    settings, prepared, provider, env = slugify_env
+    later, earlier = rev(prepared, PINNED_COMMIT), rev(prepared, "cab1c96^")
+    repo = prepared.checkout.path
+    assert dependency_fingerprint(repo, later) != dependency_fingerprint(repo, earlier)
+    batches: list[tuple[str, list[str]]] = []
+
+    def judge(provider, img: EnvImage, prepared, base, todo, *rest) -> list[Judged]:
+        batches.append((img.ref, [c.base_commit for c in todo]))
+        return accepted_in(img, todo)
+
+    judged = judge_mined(provider, env, prepared, None, [fix(later), fix(earlier, 1)], settings,
+                         judge=judge)
+    assert [b[1] for b in batches] == [[later], [earlier]]
+    assert batches[0][0] == batches[1][0] != env.ref
+    assert {j.image for j in judged} == {batches[0][0]}

@@ -262,7 +262,9 @@ def judge_mined(provider: SandboxProvider, env: EnvImage, prepared: Prepared, ba
     """Judge mined candidates in the main env when their dependencies match it (the same
     install files, or a recipe the main env already satisfies: :mod:`repogym.shared_envs`),
     else in an env built at their (newest) commit with those dependencies: content-addressed
-    by the dependency fingerprint, so most commits share one. ``judge`` judges a batch in one env
+    by the dependency fingerprint, so most commits share one, and one built for a later
+    commit serves an earlier one whose recipe it satisfies (:class:`OldCommitEnvs`). Those
+    envs are built while the judge works (:func:`judge_groups`). ``judge`` judges a batch in one env
     (default :func:`judge_all`). ``coverage`` (the baseline's, by file) narrows each fix's
     broken run to the tests of its test patch and those executing a file it changes; a
     narrow run that finds no failing test is redone on the whole suite, so a map of another
@@ -293,24 +295,73 @@ def judge_mined(provider: SandboxProvider, env: EnvImage, prepared: Prepared, ba
                         lambda commit: _checkout_at(prepared, commit, settings),
                         settings.cache_dir):
         groups.setdefault(main, []).extend(groups.pop(fp))
-    out: list[Judged] = []
-    for fp, group in groups.items():
-        if fp == main:
-            out += judged_in(env, group)
-            continue
+    envs = OldCommitEnvs(env.ref, build=lambda commit: _env_at(provider, prepared, commit, settings),
+                         serves=lambda image, commit: bool(served_by(
+                             provider, image, prepared.toolchain, {commit: commit},
+                             lambda c: _checkout_at(prepared, c, settings), settings.cache_dir)))
+    return judge_groups(groups, main, env, judged_in, envs, ahead=provider.parallel)
+
+
+def judge_groups(groups: dict[str, list[Candidate]], main: str, env: EnvImage,
+                 judged_in: Callable[[EnvImage, list[Candidate]], list[Judged]],
+                 envs: "OldCommitEnvs", ahead: bool = True) -> list[Judged]:
+    """Judge each group of mined candidates in its environment: the group of ``main`` in
+    ``env``, the others where ``envs`` places them. With ``ahead``, the other groups'
+    environments are found (built) one after the other in a thread while the judge works
+    on the groups before them -- a build is mostly waiting on the engine and pip, the
+    judge on its sandbox -- so a history whose old commits need images of their own
+    costs about the builds' time, not the builds' and the judge's. Results keep the
+    groups' order."""
+    others = [fp for fp in groups if fp != main]
+    done: dict[str, list[Judged]] = {}
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="old-envs") as pool:
+        found = {fp: pool.submit(envs.place, groups[fp]) for fp in others} if ahead else {}
         try:
-            sub_env = _env_at(provider, prepared, env_commit_of(group[0]), settings)
+            if main in groups:
+                done[main] = judged_in(env, groups[main])
+            for fp in others:
+                place = found[fp].result() if ahead else envs.place(groups[fp])
+                done[fp] = judged_in(place, groups[fp]) if isinstance(place, EnvImage) else place
+        finally:
+            for future in found.values():
+                future.cancel()  # a judge that failed stops the builds not begun
+    return [j for fp in groups for j in done[fp]]
+
+
+class OldCommitEnvs:
+    """Where the mined fixes of old commits are judged: an image built earlier in this run
+    that already serves the commit (:mod:`repogym.shared_envs`; markupsafe's
+    ``requirements/tests.txt`` stays the same over several ``pyproject.toml`` versions),
+    else one built for it (``build``, :func:`_env_at`). Only the last
+    :attr:`SERVE_CHECKS` images built are asked: they are the commits nearest in time.
+    ``main_ref`` is the image a fix that gets no environment is recorded against."""
+
+    SERVE_CHECKS = 2
+
+    def __init__(self, main_ref: str, build: Callable[[str], EnvImage],
+                 serves: Callable[[EnvImage, str], bool]) -> None:
+        self.main_ref, self.build, self.serves = main_ref, build, serves
+        self.built: list[EnvImage] = []
+
+    def place(self, group: list[Candidate]) -> EnvImage | list[Judged]:
+        """The environment ``group`` is judged in (the commit of its first candidate
+        decides), or its candidates' verdicts when it has none."""
+        commit = env_commit_of(group[0])
+        for image in reversed(self.built[-self.SERVE_CHECKS:]):
+            if self.serves(image, commit):
+                log.info("%s: judged in %s, built for a later commit", commit[:12], image.ref)
+                return image
+        try:
+            image = self.build(commit)
         except EnvDoesNotInstall as known:
-            out += [_does_not_install(c, env.ref, known.failure) for c in group]
-            continue
+            return [_does_not_install(c, self.main_ref, known.failure) for c in group]
         except NoTestsError as exc:  # that commit's tests run with a runner we do not read
-            out += [_no_runner(c, env.ref, str(exc)) for c in group]
-            continue
+            return [_no_runner(c, self.main_ref, str(exc)) for c in group]
         except RepogymError as exc:
-            out += [_infra(c, env.ref, f"env for {env_commit_of(c)[:12]}: {exc}") for c in group]
-            continue
-        out += judged_in(sub_env, group)
-    return out
+            return [_infra(c, self.main_ref, f"env for {env_commit_of(c)[:12]}: {exc}")
+                    for c in group]
+        self.built.append(image)
+        return image
 
 
 def _settle_suite(judged: Judged, suites: SuiteLedger, repo: str) -> Judged:

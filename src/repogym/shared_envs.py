@@ -11,6 +11,10 @@ extra sends the fix to an image of its own as before. The answer is kept per mai
 (its identity, which changes when it is rebuilt) and commit spec, so a later run does not
 ask again.
 
+The same question is put to an image built in the same run for a later commit
+(:class:`repogym.pipeline.OldCommitEnvs`): several old commits often share their
+dependencies while their install files differ in something else.
+
 Anything that goes wrong while asking (the engine, the sandbox) only means "build it", as
 before: the question saves time and never decides a verdict.
 """
