@@ -133,6 +133,45 @@ def test_the_packages_test_compares_the_trees_of_both_commits(tmp_path):
     assert not same_as(added, native, same_native_sources)
 
 
+def test_what_the_trees_rule_out_is_ruled_out_without_a_sandbox(tmp_path):
+    """Other native sources (or packages) than the environment's commit: not served, and
+    no sandbox is asked (served_by asks the host's git first)."""
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
+
+    def commit(c_source: str) -> str:
+        (repo / "pkg").mkdir(exist_ok=True)
+        (repo / "pkg" / "__init__.py").write_text("")
+        (repo / "pkg" / "_fast.c").write_text(c_source)
+        (repo / "setup.py").write_text("from setuptools import setup\nsetup()\n")
+        subprocess.run([*git, "add", "-A"], cwd=repo, check=True)
+        subprocess.run([*git, "commit", "-qm", "c"], cwd=repo, check=True)
+        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, check=True,
+                              capture_output=True, text=True).stdout.strip()
+
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    old = commit("int f(void) { return 1; }\n")
+    new = commit("int f(void) { return 2; }\n")
+    python, layer = PythonToolchain(), c_build_layer()
+    env, wanted = spec(commit=new, layer=layer), spec(commit=old, layer=layer)
+    subprocess.run(["git", "checkout", "-q", old], cwd=repo, check=True)
+    assert not python.env_may_serve(env, repo, wanted)
+    assert python.env_may_serve(spec(commit=old, layer=layer), repo, wanted)
+    assert python.env_may_serve(spec(commit=new), repo, spec(commit=old))  # nothing compiled
+
+    class Provider:
+        def identity(self, ref):
+            return "sha256:x"
+
+        def open(self, env, limits=None):
+            raise AssertionError("a sandbox was opened")
+
+    image = EnvImage(spec=env, provider="docker", ref="env:1", repo_dir="/repo")
+    assert served_by(Provider(), image, python, {"old": old}, lambda c: (repo, wanted),
+                     None) == set()
+
+
 @pytest.fixture(scope="module")
 def slugify_env(tmp_path_factory, base_image):
     """python-slugify at HEAD, prepared, with its environment image (content-addressed: the

@@ -4,10 +4,12 @@ what their commit's recipe would install.
 A fix whose install files differ from HEAD's (a version bump in ``setup.py``, a classifier,
 a reformatted ``setup.cfg``) used to get an environment image of its own: about 14 s to
 build, most of it downloading and installing what the main image already holds. Before
-building, :func:`served_by` asks the toolchain (:meth:`Toolchain.env_serves`) whether the
-main environment, reset to that commit, already satisfies the commit's recipe: pip resolves
-it offline against what is installed, so a pinned older release, a new dependency or a new
-extra sends the fix to an image of its own as before. The answer is kept per main image
+building, :func:`served_by` asks the toolchain whether the main environment, reset to that
+commit, already satisfies the commit's recipe: first from the host's git
+(:meth:`Toolchain.env_may_serve`: other native sources, say, rule it out without a
+sandbox), then in a sandbox (:meth:`Toolchain.env_serves`: pip resolves the recipe offline
+against what is installed, so a pinned older release, a new dependency or a new extra sends
+the fix to an image of its own as before). The answer is kept per main image
 (its identity, which changes when it is rebuilt) and commit spec, so a later run does not
 ask again.
 
@@ -75,8 +77,9 @@ def served_by(provider: SandboxProvider, env: EnvImage, toolchain: Toolchain,
             cache_key = f"{identity}-{wanted.digest()}"
             known = cache.get(cache_key)
             if known is None:
-                known = ServedRecord(env=identity, wanted=wanted.digest(),
-                                     served=asker.serves(repo, wanted))
+                answer = (toolchain.env_may_serve(env.spec, repo, wanted)
+                          and asker.serves(repo, wanted))
+                known = ServedRecord(env=identity, wanted=wanted.digest(), served=answer)
                 cache.put(cache_key, known)
             if known.served:
                 served.add(key)

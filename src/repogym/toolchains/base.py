@@ -179,6 +179,13 @@ class Toolchain(ABC):
         """
         return None
 
+    def env_may_serve(self, env: EnvSpec, repo: Path, wanted: EnvSpec) -> bool:
+        """What :meth:`env_serves` can rule out without a sandbox, from the specs and the
+        git history of ``repo`` (checked out at ``wanted.commit``; it holds ``env.commit``
+        too): False when ``env`` cannot serve ``wanted`` whatever it holds. Asked first, so
+        a commit that differs in what no install changes costs no sandbox."""
+        return True
+
     def env_serves(self, sandbox: Sandbox, env: EnvSpec, repo: Path, wanted: EnvSpec, *,
                    timeout: float) -> bool:
         """True when the environment ``sandbox`` runs (built from ``env``), reset to

@@ -38,6 +38,7 @@ import json
 import re
 import secrets
 import shlex
+import subprocess
 import sys
 import tomllib
 from dataclasses import dataclass
@@ -443,21 +444,31 @@ class PythonToolchain(Toolchain):
             return None
         return "py-setup-" + hashlib.sha256(done.stdout.encode()).hexdigest()[:20]
 
+    def env_may_serve(self, env: EnvSpec, repo: Path, wanted: EnvSpec) -> bool:
+        """The same build, the project's packages where they sat at the environment's
+        commit (an editable install maps them by place) and, for a project that compiles
+        code, the same native sources and ``setup.py``: its extension modules, built at the
+        environment's commit, sit in the work tree and come back on every reset
+        (markupsafe's ``_speedups``). Read from ``repo``'s git, no sandbox needed."""
+        if not env.same_build(wanted):
+            return False
+        checks = [same_packages(env.commit)]
+        if env.layer is not None:
+            checks.append(same_native_sources(env.commit))
+        try:
+            done = subprocess.run(["bash", "-c", " && ".join(checks)], cwd=repo, timeout=60,
+                                  capture_output=True)
+        except (OSError, subprocess.TimeoutExpired):
+            return False
+        return done.returncode == 0
+
     def env_serves(self, sandbox: Sandbox, env: EnvSpec, repo: Path, wanted: EnvSpec, *,
                    timeout: float) -> bool:
         """pip, offline, resolves everything the recipe at ``wanted.commit`` asks for against
-        what the environment holds, and the project's packages sit where they sat at the
-        environment's commit (an editable install maps them by place). A project that
-        compiles code also needs the same native sources and ``setup.py``: its extension
-        modules, built at the environment's commit, sit in the work tree and come back on
-        every reset (markupsafe's ``_speedups``)."""
-        if not env.same_build(wanted):
+        what the environment holds, once :meth:`env_may_serve` holds (asked again here)."""
+        if not self.env_may_serve(env, repo, wanted):
             return False
-        checks = [same_packages(env.commit), self.install_plan(repo).check()]
-        if env.layer is not None:
-            checks.insert(1, same_native_sources(env.commit))
-        check = " && ".join(checks)
-        result = sandbox.exec(check, timeout=timeout)
+        result = sandbox.exec(self.install_plan(repo).check(), timeout=timeout)
         return result.ok and not result.timed_out
 
     def warm_runner(self, sandbox: Sandbox) -> TestRunner:
