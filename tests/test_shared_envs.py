@@ -3,6 +3,8 @@ commit's recipe installs (:mod:`repogym.shared_envs`), on python-slugify's real 
 
 from __future__ import annotations
 
+import json
+import shutil
 import subprocess
 import threading
 from pathlib import Path
@@ -30,8 +32,9 @@ from repogym.schemas.records import (
     RepoSpec,
     Verdict,
 )
-from repogym.shared_envs import served_by
+from repogym.shared_envs import Askers, served_by
 from repogym.toolchains.python import (
+    DRY_RUN,
     InstallPlan,
     PythonToolchain,
     same_native_sources,
@@ -81,17 +84,96 @@ def plan(**changes) -> InstallPlan:
 
 def test_the_check_asks_pip_offline_for_everything_the_steps_install():
     check = plan().check()
-    pip, imports = check.split(" && ")
-    assert pip.startswith("python -m pip install -q --dry-run --no-index --no-build-isolation ")
-    # the first choice of extras, every file, group and requirement -- best effort ones too
-    for part in ("-e '.[test]'", "-r requirements-dev.txt", "--group dev", "hypothesis",
-                 "pytest-mock", "pytest pytest-cov"):
-        assert part in pip
-    assert imports == "python -c 'import yaml'"
-    assert "-U pip" not in check and "--no-deps" not in check  # pip itself, the project: as is
+    dry_run = "python -m pip install -q --dry-run --no-index --no-build-isolation "
+    rest = "-r requirements-dev.txt --group dev hypothesis pytest-mock pytest pytest-cov"
+    project, check = check.split(" && ", 1)
+    assert project == dry_run + "-e '.[test]'"  # the first choice of extras
+    # every file, group and requirement -- best effort ones too -- apart from the project;
+    # if pip cannot resolve them, each one installed and everything complete but the project
+    assert check.startswith(f"{{ {dry_run}{rest} || {{ {dry_run}--no-deps {rest} && python -I -c ")
+    assert check.endswith("; }; } && python -c 'import yaml'")
+    assert "-U pip" not in check and "--no-deps -e" not in check  # pip, the project: as is
+    static = plan(static=("attrs>=22",)).check()
+    assert static.startswith(dry_run + "'attrs>=22' && ")  # no build backend needed
     bare = plan(has_project=False, extras=(), modules=(), version="1.2").check()
-    assert bare.startswith("export SETUPTOOLS_SCM_PRETEND_VERSION=1.2; ")
-    assert " -e " not in bare
+    assert bare == f"export SETUPTOOLS_SCM_PRETEND_VERSION=1.2; {dry_run}{rest}"
+
+
+def _dist(site: Path, name: str, version: str, *requires: str, editable_from: Path | None = None,
+          ) -> None:
+    info = site / f"{name}-{version}.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
+                                   + "".join(f"Requires-Dist: {r}\n" for r in requires))
+    (info / "RECORD").write_text("")
+    if editable_from is not None:
+        (info / "direct_url.json").write_text(
+            f'{{"url": "file://{editable_from}", "dir_info": {{"editable": true}}}}')
+
+
+def test_a_test_tool_may_require_another_version_of_the_project_itself(tmp_path):
+    """pytest requires iniconfig>=1; at iniconfig's old commits the project is 0.2. The steps
+    install pytest after the project and put the project back, so an environment with
+    pytest and the project (of another version) holds what they would install: checked
+    apart, not resolved together (pip: ResolutionImpossible). What either part requires
+    must still be there. In a real virtualenv, with pip."""
+    venv, tree = tmp_path / "venv", tmp_path / "tree"
+    (tree / "proj").mkdir(parents=True)
+    (tree / "proj" / "__init__.py").write_text("")
+    pyproject = tree / "pyproject.toml"
+
+    # an in-tree build backend that only writes the metadata (all a dry run asks for)
+    (tree / "backend.py").write_text(
+        "import os, json\n"
+        "def prepare_metadata_for_build_editable(directory, config_settings=None):\n"
+        "    deps = json.load(open('deps.json'))\n"
+        "    os.makedirs(os.path.join(directory, 'proj-0.2.dist-info'))\n"
+        "    with open(os.path.join(directory, 'proj-0.2.dist-info', 'METADATA'), 'w') as f:\n"
+        "        f.write('Metadata-Version: 2.1\\nName: proj\\nVersion: 0.2\\n'\n"
+        "                + ''.join(f'Requires-Dist: {d}\\n' for d in deps))\n"
+        "    return 'proj-0.2.dist-info'\n"
+        "def build_editable(*args, **kwargs):\n"
+        "    raise NotImplementedError\n")
+    pyproject.write_text('[build-system]\nrequires = []\nbuild-backend = "backend"\n'
+                         'backend-path = ["."]\n')
+
+    def project(*deps: str) -> None:
+        (tree / "deps.json").write_text(json.dumps(list(deps)))
+
+    subprocess.run(["python3", "-m", "venv", str(venv)], check=True)
+    site = next((venv / "lib").glob("python3*/site-packages"))
+    _dist(site, "runner", "9.0", "proj>=1", "helper>=2", "legacy; python_version < '3'")
+    _dist(site, "proj", "1.0", editable_from=tree)  # as HEAD installed it
+    _dist(site, "helper", "2.1")
+    project("helper>=2")
+    one_plan = plan(extras=(), requirement_files=(), groups=(), tox=(), tools=(), modules=(),
+                    test_tools=("runner",))
+
+    def holds(check: str) -> subprocess.CompletedProcess:
+        return subprocess.run(["bash", "-c", check], cwd=tree, capture_output=True, text=True,
+                              env={"PATH": f"{venv}/bin:/usr/bin:/bin"})
+
+    together = holds(DRY_RUN + " -e . runner")
+    assert together.returncode != 0 and "ResolutionImpossible" in together.stderr
+    assert holds(one_plan.check()).returncode == 0, holds(one_plan.check()).stderr
+    project("helper>=3")  # the project at this commit needs a newer helper
+    assert holds(one_plan.check()).returncode != 0
+    project("helper>=2")
+    # an image built at this commit: the project is 0.2, pytest's requirement unmet
+    shutil.rmtree(site / "proj-1.0.dist-info")
+    _dist(site, "proj", "0.2", editable_from=tree)
+    assert holds(DRY_RUN + " runner").returncode != 0
+    assert holds(one_plan.check()).returncode == 0, holds(one_plan.check()).stdout
+    (site / "proj-0.2.dist-info" / "direct_url.json").unlink()  # not this tree's project
+    assert "proj>=1 is not met by proj 0.2" in holds(one_plan.check()).stdout
+    _dist(site, "other", "1.0", "gone>=1")  # anything installed must be complete
+    _dist(site, "proj", "0.2.post1", editable_from=tree)
+    shutil.rmtree(site / "proj-0.2.dist-info")
+    assert "gone>=1 is not installed" in holds(one_plan.check()).stdout
+    shutil.rmtree(site / "other-1.0.dist-info")
+    assert holds(one_plan.check()).returncode == 0
+    shutil.rmtree(site / "helper-2.1.dist-info")  # the runner's helper is gone
+    assert holds(one_plan.check()).returncode != 0
 
 
 def test_the_packages_test_compares_the_trees_of_both_commits(tmp_path):
@@ -176,10 +258,14 @@ def test_what_the_trees_rule_out_is_ruled_out_without_a_sandbox(tmp_path):
 def slugify_env(tmp_path_factory, base_image):
     """python-slugify at HEAD, prepared, with its environment image (content-addressed: the
     conformance suite's python subject builds the same one)."""
-    root = tmp_path_factory.mktemp("slugify")
-    source = root / "python-slugify"
-    subprocess.run(["git", "clone", "-q", str(REPOS / "un33k+python-slugify.bundle"),
-                    str(source)], check=True)
+    return bundle_env(tmp_path_factory.mktemp("slugify"), "un33k+python-slugify", base_image)
+
+
+def bundle_env(root: Path, bundle: str, base_image: str):
+    """A bundle of ../shared/repos cloned into ``root``, prepared, with its env image."""
+    source = root / bundle.split("+")[1]
+    subprocess.run(["git", "clone", "-q", str(REPOS / f"{bundle}.bundle"), str(source)],
+                   check=True)
     settings = Settings(out=root / "out", base_image=base_image)
     prepared = prepare(RepoSpec(source=str(source)), settings)
     provider = provider_for(settings)
@@ -284,7 +370,9 @@ def test_an_image_built_for_a_later_commit_serves_an_earlier_one_it_satisfies():
         asked.append((img.ref, commit))
         return (img.ref, commit) == ("env-c3", "c2")
 
-    envs = OldCommitEnvs("main", build=build, serves=serves)
+    retired: list[str] = []
+    envs = OldCommitEnvs("main", build=build, serves=serves,
+                         retire=lambda img: retired.append(img.ref))
     assert envs.place([fix("c3")]).ref == "env-c3"
     assert envs.place([fix("c2")]).ref == "env-c3"  # served: not built
     assert envs.place([fix("c1")]).ref == "env-c1"
@@ -294,6 +382,60 @@ def test_an_image_built_for_a_later_commit_serves_an_earlier_one_it_satisfies():
     assert built == ["c3", "c1"]
     # the last two images built, newest first; none asked about its own commit
     assert asked == [("env-c3", "c2"), ("env-c3", "c1"), ("env-c1", "bad"), ("env-c3", "bad")]
+    assert retired == []
+    assert envs.place([fix("c0")]).ref == "env-c0"
+    assert retired == ["env-c3"]  # no longer asked: its sandbox can go
+
+
+class Counted:
+    """A provider and toolchain that count the sandboxes opened and closed."""
+
+    def __init__(self) -> None:
+        self.opened, self.closed = 0, 0
+
+    def identity(self, ref: str) -> str:
+        return f"sha256:{ref}"
+
+    def open(self, env, limits=None):
+        self.opened += 1
+        counter = self
+
+        class Box:
+            def reset(self, commit: str) -> None:
+                pass
+
+            def close(self) -> None:
+                counter.closed += 1
+
+        return Box()
+
+
+class ServesAll(PythonToolchain):
+    def env_may_serve(self, env, repo, wanted) -> bool:
+        return True
+
+    def env_serves(self, sandbox, env, repo, wanted, *, timeout) -> bool:
+        return True
+
+
+def test_one_sandbox_per_image_answers_every_question_put_to_it():
+    """Asked about one commit at a time (an image built for a later commit, about each
+    earlier one), an image opens one sandbox, kept until the askers are closed."""
+    provider, python = Counted(), ServesAll()
+    img = EnvImage(spec=spec(), provider="docker", ref="env:1", repo_dir="/repo")
+    askers = Askers(provider, python)
+
+    def ask(commit: str) -> set[str]:
+        return served_by(provider, img, python, {commit: commit},
+                         lambda c: (Path("."), spec(commit=c)), None, askers)
+
+    assert ask("b" * 40) == {"b" * 40} and ask("c" * 40) == {"c" * 40}
+    assert (provider.opened, provider.closed) == (1, 0)
+    askers.close()
+    assert provider.closed == 1
+    served_by(provider, img, python, {"d" * 40: "d" * 40},
+              lambda c: (Path("."), spec(commit=c)), None)
+    assert (provider.opened, provider.closed) == (2, 2)  # without askers: closed on return
 
 
 def test_old_commit_environments_are_built_while_the_judge_works():
@@ -349,3 +491,23 @@ def test_an_old_commit_is_judged_in_the_image_of_a_later_one_that_serves_it(slug
     assert [b[1] for b in batches] == [[later], [earlier]]
     assert batches[0][0] == batches[1][0] != env.ref
     assert {j.image for j in judged} == {batches[0][0]}
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_an_old_commit_of_a_test_tool_s_own_dependency_is_served(tmp_path, base_image):
+    """iniconfig, which pytest requires (``iniconfig>=2``): at its commit "add black" the
+    project is 0.x, so pip cannot resolve the project and pytest together, while the
+    steps would build just what HEAD's environment holds (pytest, then the project put
+    back). The main environment serves it."""
+    settings, prepared, provider, env = bundle_env(tmp_path, "pytest-dev+iniconfig", base_image)
+    old = rev(prepared, "d04a354")  # "add black"
+    sandbox = provider.open(env)
+    try:
+        sandbox.reset(old)
+        together = sandbox.exec(f"{DRY_RUN} -e . pytest", timeout=120)
+        assert not together.ok and "conflicting dependencies" in together.stdout + together.stderr
+    finally:
+        sandbox.close()
+    assert served_by(provider, env, prepared.toolchain, {"old": old},
+                     lambda c: _checkout_at(prepared, c, settings), None) == {"old"}

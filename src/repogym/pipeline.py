@@ -73,7 +73,7 @@ from repogym.schemas.records import (
     Status,
     Verdict,
 )
-from repogym.shared_envs import served_by
+from repogym.shared_envs import Askers, served_by
 from repogym.toolchains import detect_toolchain
 from repogym.toolchains.base import Toolchain
 
@@ -295,11 +295,17 @@ def judge_mined(provider: SandboxProvider, env: EnvImage, prepared: Prepared, ba
                         lambda commit: _checkout_at(prepared, commit, settings),
                         settings.cache_dir):
         groups.setdefault(main, []).extend(groups.pop(fp))
+    askers = Askers(provider, prepared.toolchain)  # asked in the builds' thread only
     envs = OldCommitEnvs(env.ref, build=lambda commit: _env_at(provider, prepared, commit, settings),
                          serves=lambda image, commit: bool(served_by(
                              provider, image, prepared.toolchain, {commit: commit},
-                             lambda c: _checkout_at(prepared, c, settings), settings.cache_dir)))
-    return judge_groups(groups, main, env, judged_in, envs, ahead=provider.parallel)
+                             lambda c: _checkout_at(prepared, c, settings), settings.cache_dir,
+                             askers)),
+                         retire=askers.drop)
+    try:
+        return judge_groups(groups, main, env, judged_in, envs, ahead=provider.parallel)
+    finally:
+        askers.close()
 
 
 def judge_groups(groups: dict[str, list[Candidate]], main: str, env: EnvImage,
@@ -334,13 +340,15 @@ class OldCommitEnvs:
     ``requirements/tests.txt`` stays the same over several ``pyproject.toml`` versions),
     else one built for it (``build``, :func:`_env_at`). Only the last
     :attr:`SERVE_CHECKS` images built are asked: they are the commits nearest in time.
-    ``main_ref`` is the image a fix that gets no environment is recorded against."""
+    ``main_ref`` is the image a fix that gets no environment is recorded against;
+    ``retire`` is told of an image no longer asked (its sandbox can go)."""
 
     SERVE_CHECKS = 2
 
     def __init__(self, main_ref: str, build: Callable[[str], EnvImage],
-                 serves: Callable[[EnvImage, str], bool]) -> None:
-        self.main_ref, self.build, self.serves = main_ref, build, serves
+                 serves: Callable[[EnvImage, str], bool],
+                 retire: Callable[[EnvImage], None] = lambda image: None) -> None:
+        self.main_ref, self.build, self.serves, self.retire = main_ref, build, serves, retire
         self.built: list[EnvImage] = []
 
     def place(self, group: list[Candidate]) -> EnvImage | list[Judged]:
@@ -361,6 +369,8 @@ class OldCommitEnvs:
             return [_infra(c, self.main_ref, f"env for {env_commit_of(c)[:12]}: {exc}")
                     for c in group]
         self.built.append(image)
+        if len(self.built) > self.SERVE_CHECKS:
+            self.retire(self.built[-self.SERVE_CHECKS - 1])
         return image
 
 

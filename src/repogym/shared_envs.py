@@ -10,8 +10,8 @@ commit, already satisfies the commit's recipe: first from the host's git
 sandbox), then in a sandbox (:meth:`Toolchain.env_serves`: pip resolves the recipe offline
 against what is installed, so a pinned older release, a new dependency or a new extra sends
 the fix to an image of its own as before). The answer is kept per main image
-(its identity, which changes when it is rebuilt) and commit spec, so a later run does not
-ask again.
+(its identity, which changes when it is rebuilt), commit spec and version of the
+toolchain's rule (:attr:`Toolchain.serve_rule`), so a later run does not ask again.
 
 The same question is put to an image built in the same run for a later commit
 (:class:`repogym.pipeline.OldCommitEnvs`): several old commits often share their
@@ -53,10 +53,12 @@ CheckoutAt = Callable[[str], tuple[Path, EnvSpec]]  # commit -> its checkout, it
 
 def served_by(provider: SandboxProvider, env: EnvImage, toolchain: Toolchain,
               commits: Mapping[K, str], checkout_at: CheckoutAt,
-              cache_dir: Path | None) -> set[K]:
+              cache_dir: Path | None, askers: "Askers | None" = None) -> set[K]:
     """The keys of ``commits`` whose commit ``env`` serves (see the module doc).
     ``checkout_at`` checks a commit out on the host (one folder, so one at a time) and
-    gives its environment spec; a commit it fails on is left to be built (and fail there)."""
+    gives its environment spec; a commit it fails on is left to be built (and fail there).
+    ``askers`` keeps the sandbox asked in open for the next call about ``env`` (its owner
+    closes it); without, it is closed on return."""
     if env.spec is None or not commits:
         return set()
     try:
@@ -66,7 +68,7 @@ def served_by(provider: SandboxProvider, env: EnvImage, toolchain: Toolchain,
                     exc)
         return set()
     cache = RecordCache(cache_dir / "env-serves" if cache_dir else None, ServedRecord)
-    asker = _Asker(provider, env, toolchain)
+    asker = askers.of(env) if askers is not None else _Asker(provider, env, toolchain)
     served: set[K] = set()
     try:
         for key, commit in commits.items():
@@ -74,7 +76,7 @@ def served_by(provider: SandboxProvider, env: EnvImage, toolchain: Toolchain,
                 repo, wanted = checkout_at(commit)
             except RepogymError:
                 continue
-            cache_key = f"{identity}-{wanted.digest()}"
+            cache_key = f"{identity}-{toolchain.serve_rule}-{wanted.digest()}"
             known = cache.get(cache_key)
             if known is None:
                 answer = (toolchain.env_may_serve(env.spec, repo, wanted)
@@ -86,9 +88,35 @@ def served_by(provider: SandboxProvider, env: EnvImage, toolchain: Toolchain,
     except RepogymError as exc:
         log.warning("%s: could not check which old commits its environment serves (%s): "
                     "building for the others", env.ref, exc)
+        if askers is not None:
+            askers.drop(env)  # the sandbox broke: a new one next time
     finally:
-        asker.close()
+        if askers is None:
+            asker.close()
     return served
+
+
+class Askers:
+    """One open sandbox per environment asked, for several :func:`served_by` calls (an
+    image built for one old commit is asked about each earlier one): opening one costs
+    about a second. Not thread-safe: one thread asks."""
+
+    def __init__(self, provider: SandboxProvider, toolchain: Toolchain) -> None:
+        self.provider, self.toolchain = provider, toolchain
+        self.open: dict[str, _Asker] = {}
+
+    def of(self, env: EnvImage) -> "_Asker":
+        if env.ref not in self.open:
+            self.open[env.ref] = _Asker(self.provider, env, self.toolchain)
+        return self.open[env.ref]
+
+    def drop(self, env: EnvImage) -> None:
+        if (asker := self.open.pop(env.ref, None)) is not None:
+            asker.close()
+
+    def close(self) -> None:
+        for ref in list(self.open):
+            self.open.pop(ref).close()
 
 
 class _Asker:
@@ -106,8 +134,8 @@ class _Asker:
         self.sandbox.reset(wanted.commit)
         ok = self.toolchain.env_serves(self.sandbox, self.env.spec, repo, wanted,
                                        timeout=CHECK_TIMEOUT)
-        log.info("%s at %s: %s", wanted.repo, wanted.commit[:12],
-                 "the main environment serves it" if ok else "needs its own environment")
+        log.info("%s at %s: %s %s", wanted.repo, wanted.commit[:12], self.env.ref,
+                 "serves it" if ok else "does not serve it")
         return ok
 
     def close(self) -> None:

@@ -28,6 +28,7 @@ def test_pyproject_extras_are_installed_editable(tmp_path):
     assert any("hypothesis=hypothesis" in s for s in steps)
     assert steps[-1].endswith(" || python -m pip install -q --no-deps -e . || true")
     assert "distribution('x')" in steps[-1]  # skipped while x is still installed editable
+    assert not any(" -U pip" in s for s in steps)  # the prepared layer holds a current pip
     assert not any("docs" in s for s in steps)
 
 

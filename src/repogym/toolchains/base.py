@@ -68,6 +68,8 @@ class Toolchain(ABC):
     source_suffixes: ClassVar[tuple[str, ...]] = ()  # its language's source files
     not_runtime_names: ClassVar[frozenset[str]] = frozenset()  # build or runner scripts
     unit_tests_in_sources: ClassVar[bool] = False  # see test_spans
+    # the version of env_serves' rule: answers cached under another are asked again
+    serve_rule: ClassVar[str] = "1"
 
     @abstractmethod
     def detect(self, repo: Path) -> bool:

@@ -59,7 +59,7 @@ from repogym.toolchains.runs import exec_or_lost as _exec_or_lost
 from repogym.toolchains.runs import salvaged as _salvaged
 from repogym.toolchains.runs import text_or_none as _text_or_none
 
-RECIPE_VERSION = "py-6"
+RECIPE_VERSION = "py-7"
 TEST_EXTRAS = ("test", "tests", "testing", "dev")
 TEST_REQUIREMENT_FILES = (
     "requirements-test.txt", "requirements_test.txt", "test-requirements.txt",
@@ -262,7 +262,10 @@ class InstallPlan:
     static: tuple[str, ...] | None = None
 
     def steps(self) -> list[str]:
-        steps = [f"{PIP} -U pip setuptools wheel"]
+        # no step upgrades pip, setuptools and wheel: the prepared layer every build starts
+        # from holds them (sandboxes.env_build.prepared_layer); asking the index again cost
+        # 1.2-2 s of every build
+        steps: list[str] = []
         if self.has_project:
             tries = [f"-e {shlex.quote('.[' + ','.join(self.extras) + ']')}"] if self.extras \
                 else []
@@ -296,17 +299,31 @@ class InstallPlan:
 
     def check(self) -> str:
         """One shell command, run in an environment checked out at this plan's commit, that
-        succeeds only when the environment already holds everything the steps would install
-        (pip resolves it all against what is installed, offline). Stricter than the steps:
-        the project's first choice of extras, and best-effort requirements, must be there.
-        pip and the build tools are not looked at; the project itself stays as installed."""
+        succeeds only when the environment already holds everything the steps would install:
+        pip resolves it against what is installed, offline, in two parts as the steps
+        install it -- the project with its requirements, then everything else. Stricter
+        than the steps: the project's first choice of extras, and best-effort requirements,
+        must be there. pip and the build tools are not looked at; the project stays as
+        installed.
+
+        The steps install the rest after the project and then put the project back, so a
+        test tool's requirement on the project (pytest's on iniconfig: 0.2 at its old
+        commits, against pytest's ``iniconfig>=2``) is not the environment's to meet: where
+        pip cannot resolve the rest, it must find each of its requirements installed
+        (``--no-deps``) and everything installed complete but for the project
+        (``plugins/repogym_env_check.py``)."""
         target = (f"-e {shlex.quote('.[' + ','.join(self.extras) + ']')}" if self.extras
                   else "-e .") if self.has_project and self.static is None else ""
-        args = [target, *(f"-r {shlex.quote(f)}" for f in self.requirement_files),
-                *(f"--group {g}" for g, _ in self.groups),
-                *(shlex.quote(r) for r in (*(self.static or ()), *self.tox, *self.tools,
-                                           *self.test_tools))]
-        parts = [f"{DRY_RUN} {' '.join(a for a in args if a)}"]
+        project = " ".join(a for a in [target, *(shlex.quote(r) for r in self.static or ())]
+                           if a)
+        rest = " ".join([*(f"-r {shlex.quote(f)}" for f in self.requirement_files),
+                         *(f"--group {g}" for g, _ in self.groups),
+                         *(shlex.quote(r) for r in (*self.tox, *self.tools, *self.test_tools))])
+        parts = [f"{DRY_RUN} {project}"] if project else []
+        if rest:
+            whole = f"python -I -c {shlex.quote(_code_of('repogym_env_check.py'))}"
+            parts.append(f"{{ {DRY_RUN} {rest} || {{ {DRY_RUN} --no-deps {rest} && {whole}; }}; }}"
+                         if self.has_project else f"{DRY_RUN} {rest}")
         parts += [f"python -c {shlex.quote('import ' + m)}" for m, _ in self.modules]
         return self._versioned(" && ".join(parts))
 
@@ -342,6 +359,7 @@ class PythonToolchain(Toolchain):
     language = "python"
     source_suffixes = (".py",)
     not_runtime_names = frozenset({"setup.py", "conftest.py", "noxfile.py"})
+    serve_rule = "2"  # the project apart from the rest, which may need another version of it
 
     def detect(self, repo: Path) -> bool:
         markers = ("pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", "tox.ini")
@@ -617,6 +635,12 @@ RUN_ENV = {"PYTEST_ADDOPTS": "", "PYTEST_PLUGINS": "", "PYTHONDONTWRITEBYTECODE"
 def plugin_source(name: str) -> str:
     """A file of ``repogym.toolchains.plugins`` (read once per process)."""
     return resources.files("repogym.toolchains.plugins").joinpath(name).read_text()
+
+
+def _code_of(name: str) -> str:
+    """A plugin file without its module docstring (to pass with ``python -c``)."""
+    source = plugin_source(name)
+    return source.split('"""', 2)[2].lstrip() if source.startswith('"""') else source
 
 
 # --tb=line: formatting tracebacks is most of what a failing test costs (7x on a 216-test
