@@ -172,6 +172,11 @@ def test_a_test_tool_may_require_another_version_of_the_project_itself(tmp_path)
     assert "gone>=1 is not installed" in holds(one_plan.check()).stdout
     shutil.rmtree(site / "other-1.0.dist-info")
     assert holds(one_plan.check()).returncode == 0
+    _dist(site, "odd", "1.0", "not a requirement !!")  # unreadable metadata: not met, said
+    odd = holds(one_plan.check())
+    assert odd.returncode == 1 and "odd requires 'not a requirement !!'" in odd.stdout
+    assert "Traceback" not in odd.stderr
+    shutil.rmtree(site / "odd-1.0.dist-info")
     shutil.rmtree(site / "helper-2.1.dist-info")  # the runner's helper is gone
     assert holds(one_plan.check()).returncode != 0
 

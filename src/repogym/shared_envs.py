@@ -103,20 +103,20 @@ class Askers:
 
     def __init__(self, provider: SandboxProvider, toolchain: Toolchain) -> None:
         self.provider, self.toolchain = provider, toolchain
-        self.open: dict[str, _Asker] = {}
+        self.asking: dict[str, _Asker] = {}  # image ref -> its asker
 
     def of(self, env: EnvImage) -> "_Asker":
-        if env.ref not in self.open:
-            self.open[env.ref] = _Asker(self.provider, env, self.toolchain)
-        return self.open[env.ref]
+        if env.ref not in self.asking:
+            self.asking[env.ref] = _Asker(self.provider, env, self.toolchain)
+        return self.asking[env.ref]
 
     def drop(self, env: EnvImage) -> None:
-        if (asker := self.open.pop(env.ref, None)) is not None:
+        if (asker := self.asking.pop(env.ref, None)) is not None:
             asker.close()
 
     def close(self) -> None:
-        for ref in list(self.open):
-            self.open.pop(ref).close()
+        for ref in list(self.asking):
+            self.asking.pop(ref).close()
 
 
 class _Asker:

@@ -60,9 +60,13 @@ def unmet(skip):
             continue
         seen.add(key)
         for raw in dist.requires or ():
-            sub = Requirement(raw)
-            if sub.marker is None or any(sub.marker.evaluate({"extra": extra})
-                                         for extra in ("", *req.extras)):
+            try:
+                sub = Requirement(raw)
+                wanted = sub.marker is None or any(sub.marker.evaluate({"extra": extra})
+                                                   for extra in ("", *req.extras))
+            except Exception as exc:  # metadata packaging cannot read: not known to be met
+                return f"{req.name} requires {raw!r}, which cannot be read ({exc})"
+            if wanted:
                 todo.append(sub)
     return None
 
