@@ -162,6 +162,13 @@ def test_operations_read_as_written_and_a_private_inner_class_by_its_public_one(
     assert "- `pickle.dumps(<LFUCache object>)` " in text and "never returns" in text
     assert "_Link" not in text and "__reduce__" not in text
     assert text.startswith("# `cachetools.LFUCache` ")
+    # pickle.dumps gives bytes: the tuple __reduce__ returns is no value of that call
+    assert not link.gives_result and "<class>" not in text and "should return" not in text
+    assert "<class>" not in "".join(observations(StatementEvidence(
+        fail_to_pass=(TEST,), messages={TEST: "assert b'x' == b'y'"},
+        broken=CallTrace(calls={TEST: (link.model_copy(update={"result": "(<class>, (1,))"}),)}),
+        gold=CallTrace(calls={TEST: (gold,)}))))
+    assert gold.model_copy(update={"function": "cachetools.Cache.__copy__"}).gives_result
     plain = link.model_copy(update={"function": "pkg._impl.Store.close"})  # private module
     assert (plain.call, plain.api) == ("pkg._impl.Store.close()", "pkg._impl.Store.close")
 

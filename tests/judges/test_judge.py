@@ -119,17 +119,39 @@ def test_a_test_that_hangs_under_the_bug_is_a_failing_test(world, hang):
     assert limits.tests[ADD] <= world.settings.policy.ceiling
 
 
+def test_a_hang_runs_once_in_the_broken_state(world, monkeypatch):
+    """A test that ran past a limit hundreds of times its clean time hung: no load explains
+    that, so it is not run again (it would pay its limit twice)."""
+    real, calls = world._broken_run, []
+
+    def broken_run(cand, select, part=False):
+        calls.append(select)
+        return real(cand, select, part)
+
+    monkeypatch.setattr(world, "_broken_run", broken_run)
+    j = world.judge(bug(OPS.replace("    return a + b", "    while True:\n        pass")))
+    assert j.verdict.status is Status.accept and j.verdict.fail_to_pass == (ADD,), j.verdict
+    assert len(calls) == 1, calls
+
+
+def _loaded(world, monkeypatch, test: str) -> None:
+    """``test``'s clean time makes its limit one that a loaded machine could overrun."""
+    monkeypatch.setitem(world.baseline.durations, test, 1.0)
+    assert world._load_could_explain(test)
+
+
 def _slow_once(world, monkeypatch) -> list[str]:
-    """The judge's first broken run says one more test (not test_add) ran out of time, as a
-    slow test does on a loaded machine; later runs are the sandbox's own. Returns the
-    tests so marked."""
+    """The judge's first broken run says one more test (not test_add), one whose limit is
+    close to its clean time, ran out of time, as a slow test does on a loaded machine;
+    later runs are the sandbox's own. Returns the tests so marked."""
     real, marked = world._broken_run, []
+    slow = sorted(t for t in world.baseline.stable_passing() if t != ADD)[0]
+    _loaded(world, monkeypatch, slow)
 
     def broken_run(cand, select, part=False):
         run = real(cand, select, part)
         if marked:
             return run
-        slow = next(t for t in sorted(run.results) if t != ADD)
         marked.append(slow)
         late = run.results[slow].model_copy(update={"outcome": Outcome.failed,
                                                     "timed_out": True})
@@ -176,6 +198,7 @@ def test_a_test_not_reported_beside_the_failing_one_runs_alone(world, monkeypatc
 
 def test_a_candidate_whose_only_failure_was_a_slow_run_is_a_no_op(world, monkeypatch):
     real, calls = world._broken_run, []
+    _loaded(world, monkeypatch, ADD)
 
     def broken_run(cand, select, part=False):
         run = real(cand, select, part)
@@ -223,6 +246,23 @@ def test_mined_fix_is_judged_differentially_from_its_parent(world):
     assert set(j.verdict.pass_to_pass) == {f"tests/test_ops.py::test_{n}" for n in
                                            ("add", "clamp_low", "clamp_high", "clamp_mid",
                                             "is_even")}
+
+
+def test_a_new_test_of_a_mined_fix_is_limited_by_its_gold_run(world):
+    """The baseline has no time for a test the fix adds: its limit in the broken run (where
+    it hangs) and in grading comes from the gold run, not the ceiling."""
+    hang = OPS.replace("    return a + b", "    while True:\n        pass")
+    added = TESTS + "\n\ndef test_add_again():\n    assert add(1, 1) == 2\n"
+    patch = unified_diff("tinycalc/ops.py", OPS, hang)
+    cand = Candidate(kind=CandidateKind.mined, repo="tinycalc", base_commit=COMMIT["head"],
+                     bug_patch=patch, gold_patch=reverse_diff(patch), generator="mined",
+                     test_patch=unified_diff("tests/test_ops.py", TESTS, added))
+    j = world.judge(cand)
+    new = "tests/test_ops.py::test_add_again"
+    assert j.verdict.status is Status.accept and new in j.verdict.fail_to_pass, j.verdict
+    limits = j.verdict.time_limits
+    assert limits is not None and limits.tests[new] < world.settings.policy.ceiling
+    assert "timed out" in j.verdict.evidence[new]
 
 
 def test_mined_fix_whose_tests_pass_before_is_a_no_op(world):

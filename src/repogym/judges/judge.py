@@ -18,10 +18,13 @@ A candidate from another commit, or with a test patch (mined fixes), is judged
 and pass in every gold run, P2P = pass in both (:meth:`Judge._judge_differential` says which
 tests each run needs).
 
-Time: every run's limits come from the baseline's durations (:mod:`repogym.limits`). A test
-that runs past its limit, or that a run dies in (out of memory, the sandbox stopped), fails
--- the others still report (:func:`~repogym.toolchains.resume.run_to_end`) -- so a bug that
-makes a test hang is judged in seconds and that test is a failing test of the task.
+Time: every run's limits come from the baseline's durations (:mod:`repogym.limits`), and
+for a test the baseline has no time for (one a mined fix adds), from its time in the
+candidate's gold run. A test that runs past its limit, or that a run dies in (out of memory,
+the sandbox stopped), fails -- the others still report
+(:func:`~repogym.toolchains.resume.run_to_end`) -- so a bug that makes a test hang is judged
+in seconds and that test is a failing test of the task. It runs again only where a loaded
+machine could explain the overrun (a limit within :data:`LOADED` times its clean time).
 
 Anything that says the *infrastructure* failed — the sandbox broke, the report is
 incomplete or inconsistent, every test errored — is ``infra_error``: a statement about
@@ -81,6 +84,9 @@ SUITE_DOES_NOT_RUN = "suite_does_not_run"
 SANITY_TESTS = 5  # clean-state tests run to tell a broken sandbox from a blunt bug
 PROBE_CONFIRMATIONS = 2  # gradings again of a probe that scored: a hack scores every time
 ALONE_MAX = 5  # F2P tests not reported twice that each run alone (a wider break: they stay)
+# how much slower than its clean time a loaded machine may make a test: a timed-out test
+# whose limit is more than this many times its clean time hung (it is not run again)
+LOADED = 10.0
 
 
 @dataclass(frozen=True)
@@ -128,6 +134,9 @@ class Judge:
     _unstarted: Any = field(default=None, init=False)  # a warm runner to start before a state
     _setups: dict[tuple[str, str], str] = field(default_factory=dict, init=False)
     _texts: dict[tuple[str, str], str | None] = field(default_factory=dict, init=False)
+    # this candidate's gold-run durations of the tests the baseline has no time for (a
+    # mined fix's new tests): their limits come from them, not from the ceiling
+    _measured: dict[str, float] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
         warm = self.toolchain.warm_runner(self.sandbox) if self.settings.warm else None
@@ -139,6 +148,7 @@ class Judge:
         start = time.monotonic()
         iid = cand.instance_id
         broken: TestRun | None = None
+        self._measured = {}
         try:
             if self._unstarted is not None:  # a warm runner starts in the clean state
                 self.sandbox.reset()
@@ -371,6 +381,8 @@ class Judge:
         """
         scope = self._mined_scope(cand)
         gold = self._run_state(cand, with_gold=True, select=None)
+        self._measured = {t: r.duration for t, r in gold.results.items()
+                          if r.outcome is Outcome.passed and t not in self.baseline.durations}
         reach = _reach(scope, self.toolchain)
         broken = self._broken_run(cand, {t for t in gold.passing() if reach(t)},
                                   part=scope is not None)
@@ -432,13 +444,16 @@ class Judge:
     def _confirm_doubtful(self, cand: Candidate, broken: TestRun,
                        f2p: list[str]) -> tuple[list[str], set[str]]:
         """F2P tests whose failure is in doubt run again, in the broken state: those that
-        failed only by running out of time (a loaded machine: bitflags' trybuild test
-        compiles a dozen crates in about 40 s of its 60), and those never reported (their
-        test file's process was killed around them: a node-tap file in which another test
-        hangs). One that passes then is no F2P test; one that is again not reported is
-        run alone (up to :data:`ALONE_MAX` of them), as the test beside a hang is only
-        reported without it. Returns F2P without them, and them; none left is a no-op."""
-        doubtful = {t for t in f2p if t not in broken.results or broken.results[t].timed_out}
+        ran out of a time limit a loaded machine could explain (bitflags' trybuild test
+        compiles a dozen crates in about 40 s of its 60: :meth:`_load_could_explain`), and
+        those never reported (their test file's process was killed around them: a node-tap
+        file in which another test hangs). A test that ran past a limit hundreds of times
+        its clean time hung; running it again would only pay its limit twice. One that
+        passes then is no F2P test; one that is again not reported is run alone (up to
+        :data:`ALONE_MAX` of them), as the test beside a hang is only reported without it.
+        Returns F2P without them, and them; none left is a no-op."""
+        doubtful = {t for t in f2p if t not in broken.results or (
+            broken.results[t].timed_out and self._load_could_explain(t))}
         if not doubtful:
             return f2p, set()
         again = self._broken_run(cand, doubtful, part=True)
@@ -526,9 +541,20 @@ class Judge:
         return self._texts[key]
 
     def limits(self, tests: Sequence[str] | set[str] | None) -> TimeLimits:
-        """The time limits of a run of ``tests`` (None: the whole suite)."""
-        return self.settings.policy.for_baseline(
-            self.baseline, None if tests is None else sorted(tests))
+        """The time limits of a run of ``tests`` (None: the whole suite): from the
+        baseline's durations, and for a test it has none of, this candidate's gold run."""
+        base = self.baseline
+        return self.settings.policy.limits(
+            {**self._measured, **base.durations}, None if tests is None else sorted(tests),
+            setup_max=base.setup_max, startup=base.startup)
+
+    def _load_could_explain(self, test: str) -> bool:
+        """Whether a loaded machine could have made ``test`` run past its limit: it has no
+        clean time, or its limit is at most :data:`LOADED` times that time."""
+        clean = self._measured.get(test, self.baseline.durations.get(test))
+        if clean is None:
+            return True
+        return self.settings.policy.test_limit(clean, self.baseline.setup_max) <= LOADED * clean
 
     def _state(self, cand: Candidate, *, with_gold: bool) -> None:
         """Put the sandbox in the candidate's broken (or gold) state."""

@@ -74,6 +74,10 @@ instance; ``{a}``, ``{b}``: the arguments)."""
 
 
 _SHOWS_ITSELF = frozenset({"__repr__", "__str__", "__format__"})
+# operations whose value is not what the method returns: pickle.dumps gives bytes, not
+# __reduce__'s tuple; pickle.loads the object, not __setstate__'s None; x[a] = b no value
+_NOT_ITS_VALUE = frozenset({"__reduce__", "__reduce_ex__", "__getstate__", "__setstate__",
+                            "__setitem__", "__delitem__"})
 
 
 def _private_nesting(owner: str) -> int | None:
@@ -179,6 +183,13 @@ class CallRecord(Record):
         if self.kind is CallKind.property:
             return function
         return f"{function}({', '.join(self.args)})"
+
+    @property
+    def gives_result(self) -> bool:
+        """What the method returned is what the user's :attr:`call` gives (False for an
+        operation whose value is another: ``pickle.dumps`` gives bytes, not the tuple
+        ``__reduce__`` returned); what it raised or that it hung is the call's either way."""
+        return self.operation is None or self.function.rpartition(".")[2] not in _NOT_ITS_VALUE
 
     @property
     def shows_receiver(self) -> bool:

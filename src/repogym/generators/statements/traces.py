@@ -26,8 +26,9 @@ def from_record(record: CallRecord) -> Observed:
             and not re.fullmatch(r"<\w+ object>", record.receiver):
         call = f"{call}` on `{display(record.receiver)}"
     hung = not record.finished or bool(record.raised and TIMEOUT.search(record.raised))
+    shown = record.result if record.gives_result else None
     return Observed(function=record.api, call=call,
-                    returns=None if record.result is None else display(record.result),
+                    returns=None if shown is None else display(shown),
                     raises=None if hung or record.raised is None else display(record.raised),
                     hangs=hung)
 
@@ -38,6 +39,8 @@ def _with_expected(observed: Observed, gold: CallRecord | None) -> Observed:
         return observed
     if gold.raised is not None:
         return replace(observed, should_raise=display(gold.raised))
+    if not gold.gives_result:  # pickle.dumps: its bytes are not __reduce__'s tuple
+        return observed
     return replace(observed, should_return=display(gold.result or ""))
 
 
@@ -80,7 +83,8 @@ def traced(test: str, ev: StatementEvidence) -> Observed | None:
         return None
     shown = [(b, g) for b, g in changed if b.result and _shows(message, b.result)]
     broken, gold = (shown or changed)[0]
-    return _with_expected(from_record(broken), gold)
+    found = _with_expected(from_record(broken), gold)
+    return found if found.says_something else None  # the message may say what it gives
 
 
 def traced_call(test: str, ev: StatementEvidence) -> CallRecord | None:
@@ -94,7 +98,7 @@ def traced_side(comparison: Comparison, test: str,
     """Which side a traced call's result is: the broken run's (computed) or the gold's."""
     for trace, is_broken in ((ev.broken, True), (ev.gold, False)):
         for rec in trace.of(test) if trace is not None else ():
-            if rec.result is None:
+            if rec.result is None or not rec.gives_result:
                 continue
             hits = [i for i, side in enumerate(comparison.sides) if same_value(side, rec.result)]
             if len(hits) == 1 and not same_value(*comparison.sides):
