@@ -31,10 +31,12 @@ from repogym.datasets.store import DatasetStore
 from repogym.errors import RepogymError
 from repogym.pipeline import Hooks, RunSummary, baseline_in, run_repo
 from repogym.sandboxes.docker import DockerProvider, cleanup_images
+from repogym.sandboxes.guard import WALK_SLACK
 from repogym.schemas.records import Baseline, RepoSpec
 from repogym.toolchains import PythonToolchain
 from tests.hostile.conftest import (
     CASES,
+    DISK_CAP_MB,
     SUITE_TESTS,
     Case,
     Listener,
@@ -174,9 +176,11 @@ def test_a_test_that_ends_its_run_is_set_aside_and_the_others_make_tasks(corpus,
     assert summary.accepted >= 1, summary
     assert HOSTILE_TEST not in accepted_tests(corpus, name)
     if name == "diskfill":
-        # its container never held much more than the limit (what the guard's poll lets
-        # through), far below what it tried
-        assert 0 < seen.max_held_mb < DISK_MB + 400, seen.max_held_mb
+        # its container never held more than the guard's design lets through -- the limit,
+        # then up to WALK_SLACK limits more while it counts, and a poll's worth (a loaded
+        # machine reached 659 MB) -- far below what it tried
+        assert 0 < seen.max_held_mb < DISK_MB * (1 + WALK_SLACK) + 100 < DISK_CAP_MB, \
+            seen.max_held_mb
     assert_clean(corpus)
 
 
